@@ -1,0 +1,123 @@
+#include "counters.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "cuda_check.h"
+#include "metric_catalogue.h"
+
+namespace gemm {
+namespace {
+
+bool is_percentage(const std::string& cupti_name) {
+  return cupti_name.size() > 4 && cupti_name.compare(cupti_name.size() - 4, 4, ".pct") == 0;
+}
+
+// The current driver context, looked up through the runtime so that nothing links libcuda:
+// binaries must start (and say "no GPU") on machines without a driver.
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* symbol = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  GEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &symbol, 12000,
+                                                   cudaEnableDefault, &found));
+  CUcontext context = nullptr;
+  if (found != cudaDriverEntryPointSuccess || symbol == nullptr ||
+      reinterpret_cast<GetCurrent>(symbol)(&context) != CUDA_SUCCESS)
+    throw CountersUnavailable("cannot read the current CUDA context");
+  return context;
+}
+
+}  // namespace
+
+void CounterCollector::start(const DeviceInfo& device, bool enabled,
+                             const std::string& disabled_reason,
+                             const std::vector<std::string>& extra_metrics) {
+  if (!enabled) {
+    status_ = "unavailable: " + disabled_reason;
+    return;
+  }
+  std::vector<std::string> cupti_names = catalogue_cupti_names();
+  short_names_.clear();
+  for (const auto& m : metric_catalogue()) short_names_.push_back(m.short_name);
+  for (const auto& extra : extra_metrics) {
+    cupti_names.push_back(extra);
+    short_names_.push_back(extra);
+  }
+  try {
+    GEMM_CUDA_CHECK(cudaSetDevice(device.ordinal));
+    GEMM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context
+    CUcontext context = current_context();
+    session_ = std::make_unique<CounterSession>(context, device.ordinal, cupti_names);
+    status_ = "collected: CUPTI range profiler, auto range, kernel replay, " +
+              std::to_string(session_->passes()) + " passes per kernel";
+  } catch (const CountersUnavailable& e) {
+    session_.reset();
+    status_ = std::string("unavailable: ") + e.what();
+  }
+  if (!session_) std::fprintf(stderr, "gemm-bench: counters %s\n", status_.c_str());
+}
+
+CounterValues CounterCollector::collect(const std::function<void()>& launch) {
+  if (!session_) throw CountersUnavailable(status_);
+  std::vector<KernelCounters> kernels;
+  try {
+    kernels = session_->profile(launch);
+  } catch (const CountersUnavailable& e) {
+    session_.reset();
+    status_ = std::string("unavailable: ") + e.what();
+    std::fprintf(stderr, "gemm-bench: counters %s\n", status_.c_str());
+    throw;
+  }
+  const auto& cupti_names = session_->metric_names();
+  const std::size_t time_index = [&] {
+    for (std::size_t i = 0; i < short_names_.size(); ++i)
+      if (short_names_[i] == "gpu_time_ns") return i;
+    return std::size_t(0);
+  }();
+  CounterValues sums;
+  double total_time = 0;
+  for (const auto& k : kernels) total_time += k.values[time_index];
+  for (std::size_t m = 0; m < cupti_names.size(); ++m) {
+    double value = 0;
+    for (const auto& k : kernels) {
+      if (is_percentage(cupti_names[m]))
+        value += total_time > 0 ? k.values[m] * k.values[time_index] / total_time
+                                : k.values[m] / double(kernels.size());
+      else
+        value += k.values[m];
+    }
+    if (!kernels.empty()) sums[short_names_[m]] = value;
+  }
+  sums["profiled_kernels"] = double(kernels.size());
+  return sums;
+}
+
+double occupancy_percent(int blocks_per_sm, long long threads_per_block, int max_threads_per_sm,
+                         int warp_size) {
+  if (max_threads_per_sm <= 0 || warp_size <= 0) return 0;
+  const long long warps_per_block = (threads_per_block + warp_size - 1) / warp_size;
+  const double max_warps = double(max_threads_per_sm) / warp_size;
+  return 100.0 * double(blocks_per_sm) * double(warps_per_block) / max_warps;
+}
+
+CounterValues launch_facts(const Variant& v, const GemmShape& shape,
+                           const DeviceLimits& limits) {
+  CounterValues facts;
+  if (v.backend != Backend::cuda_kernel) return facts;
+  const LaunchPlan plan = v.plan(shape);
+  cudaFuncAttributes attr{};
+  GEMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, plan.kernel));
+  int blocks = 0;
+  GEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, plan.kernel, int(plan.block.count()), plan.dynamic_smem_bytes));
+  facts["theoretical_occupancy"] =
+      occupancy_percent(blocks, plan.block.count(), limits.max_threads_per_sm, limits.warp_size);
+  facts["registers_per_thread"] = attr.numRegs;
+  facts["smem_per_block_bytes"] = double(attr.sharedSizeBytes + plan.dynamic_smem_bytes);
+  return facts;
+}
+
+}  // namespace gemm

@@ -1,0 +1,50 @@
+// Hardware counters for benchmarks: one CUPTI session per process over the metric catalogue
+// (plus --metrics), values keyed by the catalogue's short names, launch facts from the CUDA
+// occupancy and attribute APIs, and the derived ratios. When counters cannot be collected the
+// reason is printed once and benchmarks carry counters_available = 0 and no counter values.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "counter_session.h"
+#include "device_info.h"
+#include "variant.h"
+
+namespace gemm {
+
+using CounterValues = std::map<std::string, double>;
+
+class CounterCollector {
+ public:
+  // Starts the session now, so an unknown --metrics name stops the program before any
+  // benchmark runs (throws UnknownMetric). Otherwise never throws: a failure to start means
+  // counters are unavailable, with the reason in status().
+  void start(const DeviceInfo& device, bool enabled, const std::string& disabled_reason,
+             const std::vector<std::string>& extra_metrics);
+
+  bool available() const { return session_ != nullptr; }
+  const std::string& status() const { return status_; }
+
+  // Profiles one run of `launch` (every kernel it launches) and sums the kernels: counts add
+  // up, percentages are weighted by each kernel's duration. Extra metrics keep their raw names.
+  // Throws CountersUnavailable if collection fails mid-run (the collector then turns off).
+  CounterValues collect(const std::function<void()>& launch);
+
+ private:
+  std::unique_ptr<CounterSession> session_;
+  std::vector<std::string> short_names_;  // per session metric; raw name for extras
+  std::string status_ = "not started";
+};
+
+// theoretical_occupancy, registers_per_thread, smem_per_block_bytes for a kernel variant.
+CounterValues launch_facts(const Variant& v, const GemmShape& shape, const DeviceLimits& limits);
+
+// Theoretical occupancy in percent from resident blocks per SM (CPU-testable arithmetic).
+double occupancy_percent(int blocks_per_sm, long long threads_per_block, int max_threads_per_sm,
+                         int warp_size);
+
+}  // namespace gemm

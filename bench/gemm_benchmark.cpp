@@ -1,0 +1,272 @@
+#include "gemm_benchmark.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "benchmark_names.h"
+#include "cuda_check.h"
+#include "metric_catalogue.h"
+#include "nvtx_range.h"
+#include "reference.h"
+#include "timing.h"
+#include "workspace.h"
+
+namespace gemm {
+namespace {
+
+// What one benchmark computes once and reports on every call Google Benchmark makes.
+struct CaseState {
+  bool verified = false;
+  Verification verification;
+  std::string error;
+  bool counters_done = false;
+  CounterValues counters;
+  bool failure_counted = false;
+};
+
+struct BenchCase {
+  const Variant* variant = nullptr;
+  GemmShape shape;
+  bool end_to_end = false;
+  std::string range;  // NVTX range name
+  std::shared_ptr<CaseState> state = std::make_shared<CaseState>();
+};
+
+// Median cuBLAS time per (precision, shape) in this run, for pct_of_cublas.
+std::map<std::string, double>& cublas_medians() {
+  static std::map<std::string, double> medians;
+  return medians;
+}
+
+std::string cublas_key(Precision p, const GemmShape& s) { return to_string(p) + s.to_string(); }
+
+const Variant& cublas_variant(Precision p) {
+  for (const auto& v : all_variants())
+    if (v.family == "cublas" && v.precision == p) return v;
+  throw std::logic_error("the registry has no cublas variant");
+}
+
+Operands operands(const Workspace& ws, bool host) {
+  if (host) return {ws.host_a.data(), ws.host_b.data(), const_cast<unsigned char*>(ws.host_c.data()), ws.shape};
+  return {ws.dev_a.get(), ws.dev_b.get(), ws.dev_c.get(), ws.shape};
+}
+
+// Runs the variant once on poisoned output and compares with the reference.
+Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream) {
+  const Variant& v = *c.variant;
+  const bool host = v.backend == Backend::cpu;
+  NvtxRange range{kVerifyRange};
+  const auto& reference = reference_for(ws, stream);
+  if (host) {
+    fill_poison(v.precision, ws.host_c.data(), ws.elements_c());
+    v.run(operands(ws, true), stream);
+  } else {
+    GEMM_CUDA_CHECK(cudaMemsetAsync(ws.dev_c.get(), 0xFF, ws.bytes_c(), stream));  // NaN
+    v.run(operands(ws, false), stream);
+    GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GEMM_CUDA_CHECK(cudaMemcpy(ws.host_c.data(), ws.dev_c.get(), ws.bytes_c(),
+                               cudaMemcpyDeviceToHost));
+  }
+  return verify(v.precision, ws.host_c.data(), reference,
+                verification_tolerance(v.unit_roundoff, ws.shape.k));
+}
+
+std::string describe_failure(const Verification& r) {
+  std::ostringstream s;
+  s << "wrong result: ";
+  if (r.unwritten > 0) s << r.unwritten << " elements not written or not finite; ";
+  s << "max_rel_err " << r.max_rel_err << " > tolerance " << r.tolerance;
+  return s.str();
+}
+
+// The launch to time: the kernel alone, or (end to end) copies in, kernel, copy out.
+std::function<void()> timed_work(const BenchCase& c, Workspace& ws, cudaStream_t stream) {
+  const Variant& v = *c.variant;
+  const Operands ops = operands(ws, v.backend == Backend::cpu);
+  if (!c.end_to_end) return [&v, ops, stream] { v.run(ops, stream); };
+  return [&v, &ws, ops, stream] {
+    GEMM_CUDA_CHECK(cudaMemcpyAsync(ws.dev_a.get(), ws.host_a.data(), ws.bytes_a(),
+                                    cudaMemcpyHostToDevice, stream));
+    GEMM_CUDA_CHECK(cudaMemcpyAsync(ws.dev_b.get(), ws.host_b.data(), ws.bytes_b(),
+                                    cudaMemcpyHostToDevice, stream));
+    v.run(ops, stream);
+    GEMM_CUDA_CHECK(cudaMemcpyAsync(ws.host_c.data(), ws.dev_c.get(), ws.bytes_c(),
+                                    cudaMemcpyDeviceToHost, stream));
+  };
+}
+
+double cublas_median_ms(Precision p, Workspace& ws, cudaStream_t stream) {
+  const std::string key = cublas_key(p, ws.shape);
+  auto& medians = cublas_medians();
+  if (auto it = medians.find(key); it != medians.end()) return it->second;
+  // The cuBLAS benchmark was filtered out: time it here, outside any "timed" range.
+  NvtxRange range{"cublas_reference"};
+  const Variant& ref = cublas_variant(p);
+  const Operands ops = operands(ws, false);
+  auto launch = [&] { ref.run(ops, stream); };
+  time_single_launch_ms(launch, stream);  // warm-up
+  std::vector<double> samples;
+  for (int i = 0; i < 15; ++i) samples.push_back(time_single_launch_ms(launch, stream));
+  return medians[key] = median(samples);
+}
+
+void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
+                     StudyContext& ctx) {
+  CaseState& cs = *c.state;
+  const Variant& v = *c.variant;
+  if (!cs.counters_done && v.backend != Backend::cpu && !c.end_to_end) {
+    cs.counters_done = true;
+    if (ctx.device) cs.counters = launch_facts(v, c.shape, ctx.device->limits);
+    if (ctx.counters.available()) {
+      NvtxRange range{kCountersRange};
+      const Operands ops = operands(ws, false);
+      try {
+        CounterValues measured = ctx.counters.collect([&] { v.run(ops, ctx.stream); });
+        cs.counters.insert(measured.begin(), measured.end());
+      } catch (const CountersUnavailable&) {
+        // Reported once by the collector; this benchmark goes on without counters.
+      }
+    }
+    add_derived_metrics(cs.counters);
+  }
+  const bool have_hw = cs.counters.count("gld_requests") > 0;
+  state.counters["counters_available"] = have_hw ? 1 : 0;
+  for (const auto& [name, value] : cs.counters) state.counters[name] = value;
+}
+
+// A wrong result or a runtime error: an error entry in the results, never a number.
+void report_failure(benchmark::State& state, CaseState& cs) {
+  if (!cs.failure_counted) {
+    cs.failure_counted = true;
+    ++study().failed_benchmarks;
+  }
+  state.SkipWithError(cs.error.c_str());
+}
+
+void run_case(benchmark::State& state, const BenchCase& c) {
+  StudyContext& ctx = study();
+  CaseState& cs = *c.state;
+  const Variant& v = *c.variant;
+  const bool host = v.backend == Backend::cpu;
+  NvtxRange outer{c.range};
+  try {
+    Workspace& ws = workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value());
+    if (!cs.verified) {
+      cs.verified = true;
+      cs.verification = verify_once(c, ws, ctx.stream);
+      if (!cs.verification.passed) cs.error = describe_failure(cs.verification);
+    }
+    if (!cs.error.empty()) {
+      report_failure(state, cs);
+      return;
+    }
+    const auto work = timed_work(c, ws, ctx.stream);
+    TimingResult t;
+    if (host) {
+      t = time_host(state, work);
+    } else {
+      double single_ms = 0;
+      {
+        NvtxRange warmup{kWarmupRange};
+        single_ms = time_single_launch_ms(work, ctx.stream);
+      }
+      const int batch = ctx.options.profile || c.end_to_end ? 1 : launches_per_iteration(single_ms);
+      t = time_gpu(state, work, ctx.stream, ctx.options.flush_l2, batch);
+      GEMM_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+      GEMM_CUDA_CHECK(cudaGetLastError());
+    }
+    if (v.family == "cublas" && !c.end_to_end)
+      cublas_medians()[cublas_key(v.precision, c.shape)] = t.median_ms;
+
+    const double gflops = c.shape.flops() / (t.median_ms * 1e6);
+    state.counters["gflops"] = gflops;
+    state.counters["median_ms"] = t.median_ms;
+    state.counters["timed_iterations"] = double(t.samples);
+    state.counters["launches_per_iteration"] = t.launches_per_iteration;
+    state.counters["max_rel_err"] = cs.verification.max_rel_err;
+    if (!host && !c.end_to_end)
+      state.counters["pct_of_cublas"] =
+          100.0 * cublas_median_ms(v.precision, ws, ctx.stream) / t.median_ms;
+    if (!ctx.options.profile && !host) attach_counters(state, c, ws, ctx);
+
+    std::string label = host ? "host time, one core, median"
+                             : (c.end_to_end ? "with H2D+D2H copies, events, median"
+                                             : "kernel only, events, median");
+    label += ctx.options.flush_l2 ? ", cold L2" : (host ? "" : ", warm L2");
+    state.SetLabel(label);
+  } catch (const std::exception& e) {
+    cs.error = e.what();
+    report_failure(state, cs);
+  }
+}
+
+bool is_end_to_end_variant(const Variant& v) {
+  // Seed 001 reports these three with copies included: 1-D, 2-D and shared-memory kernels.
+  const std::string n = v.name();
+  return n == "grid_stride/threads:256" || n == "naive_row/block:16x16" ||
+         n == "shared/tile:32" || n == "cublas";
+}
+
+}  // namespace
+
+StudyContext& study() {
+  static StudyContext ctx;
+  return ctx;
+}
+
+Registration register_study(const StudyContext& ctx) {
+  Registration reg;
+  const Options& o = ctx.options;
+  auto add = [&](const Variant& v, const GemmShape& s, bool end_to_end) {
+    const std::string name = end_to_end ? end_to_end_name(v.precision, v.name(), s)
+                                        : benchmark_name(v.precision, v.name(), s);
+    if (ctx.device && v.backend != Backend::cpu) {
+      if (auto bad = check_launch(v, s, ctx.device->limits)) {
+        reg.skipped.push_back({name, *bad});
+        return;
+      }
+    }
+    if (!o.uncapped && v.default_max_work > 0 && s.work() > v.default_max_work) {
+      std::ostringstream why;
+      why << "capped: " << v.family << " runs only up to M*N*K = " << v.default_max_work
+          << " by default (--uncapped lifts it)";
+      reg.skipped.push_back({name, why.str()});
+      return;
+    }
+    BenchCase c;
+    c.variant = &v;
+    c.shape = s;
+    c.end_to_end = end_to_end;
+    c.range = nvtx_range_name(name);
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& st) {
+      run_case(st, c);
+    });
+    // MinTime() and Iterations() would append "/min_time:..." or "/iterations:..." to the
+    // name: the time goes in as a flag (main), which --profile sets to one iteration.
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+    reg.registered.push_back(name);
+  };
+
+  for (const auto& shape : o.shapes) {
+    for (Precision p : o.precisions) {
+      for (const auto& v : all_variants()) {
+        const bool on_host = v.backend == Backend::cpu;
+        if (v.precision != p || (o.cpu_only && !on_host) || (!on_host && !ctx.device) ||
+            (o.profile && on_host))
+          continue;
+        add(v, shape, false);
+      }
+      if (o.end_to_end && !o.cpu_only && ctx.device)
+        for (const auto& v : all_variants())
+          if (v.precision == p && is_end_to_end_variant(v)) add(v, shape, true);
+    }
+  }
+  return reg;
+}
+
+}  // namespace gemm

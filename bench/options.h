@@ -1,0 +1,42 @@
+// Project flags of gemm-bench, parsed before Google Benchmark's own (--benchmark_*) flags.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gemm_types.h"
+
+namespace gemm {
+
+struct OptionError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct Options {
+  std::vector<GemmShape> shapes;                    // default: square 512, 1024, 2048, 4096
+  std::vector<Precision> precisions{Precision::fp32, Precision::fp64};
+  bool counters = true;                             // --counters=on|off
+  std::vector<std::string> extra_metrics;           // --metrics=a,b (raw CUPTI names)
+  bool profile = false;                             // --profile: one launch each, no CUPTI
+  bool uncapped = false;                            // --uncapped: lift the slow-variant caps
+  bool cpu_only = false;                            // --cpu-only: the serial CPU baseline only
+  bool flush_l2 = false;                            // --flush-l2: cold-L2 timing
+  bool end_to_end = true;                           // --end-to-end=on|off
+  bool list = false;                                // --list: variants and skips, no run
+  double min_time_s = 0.1;                          // --min-time=SECONDS per benchmark
+  std::optional<std::uint64_t> seed;                // --seed=N for the random inputs
+  std::optional<std::string> ncu_command_for;       // --ncu-command=BENCHMARK_NAME
+  bool help = false;
+  std::vector<std::string> passthrough;             // argv[0] and --benchmark_* flags
+};
+
+// Throws OptionError with a one-line reason on bad input.
+Options parse_options(const std::vector<std::string>& args);
+
+std::vector<GemmShape> default_shapes();
+std::string help_text();
+
+}  // namespace gemm

@@ -1,0 +1,88 @@
+#include "workspace.h"
+
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+#include "cuda_check.h"
+#include "reference.h"
+
+namespace gemm {
+namespace {
+
+std::unique_ptr<Workspace> current;
+
+// Largest M*N*K whose reference is computed on the host (about a second in long double).
+constexpr double kHostReferenceMaxWork = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  GEMM_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_base,
+                         bool on_device) {
+  if (current && current->precision == p && current->shape.m == s.m &&
+      current->shape.n == s.n && current->shape.k == s.k && current->on_device == on_device)
+    return *current;
+  current.reset();  // free the old buffers before allocating new ones
+  auto ws = std::make_unique<Workspace>();
+  ws->precision = p;
+  ws->shape = s;
+  ws->on_device = on_device;
+  ws->seed = seed_base ^ (std::uint64_t(s.m) * 0x9E3779B97F4A7C15ull) ^
+             (std::uint64_t(s.n) << 21) ^ (std::uint64_t(s.k) << 42) ^
+             (p == Precision::fp64 ? 0x5555ull : 0ull);
+  ws->host_a.resize(ws->bytes_a());
+  ws->host_b.resize(ws->bytes_b());
+  ws->host_c.resize(ws->bytes_c());
+  fill_random(p, ws->host_a.data(), std::size_t(s.m * s.k), ws->seed);
+  fill_random(p, ws->host_b.data(), std::size_t(s.k * s.n), ws->seed + 1);
+  if (on_device) {
+    ws->dev_a = DeviceBuffer(ws->bytes_a());
+    ws->dev_b = DeviceBuffer(ws->bytes_b());
+    ws->dev_c = DeviceBuffer(ws->bytes_c());
+    GEMM_CUDA_CHECK(cudaMemcpy(ws->dev_a.get(), ws->host_a.data(), ws->bytes_a(),
+                               cudaMemcpyHostToDevice));
+    GEMM_CUDA_CHECK(cudaMemcpy(ws->dev_b.get(), ws->host_b.data(), ws->bytes_b(),
+                               cudaMemcpyHostToDevice));
+  }
+  current = std::move(ws);
+  return *current;
+}
+
+void release_workspace() { current.reset(); }
+
+const std::vector<double>& reference_for(Workspace& ws, cudaStream_t stream) {
+  if (!ws.reference.empty()) return ws.reference;
+  if (!ws.on_device || ws.shape.work() <= kHostReferenceMaxWork) {
+    ws.reference = cpu_reference_gemm(ws.precision, ws.host_a.data(), ws.host_b.data(), ws.shape);
+    return ws.reference;
+  }
+  DeviceBuffer ref(ws.elements_c() * sizeof(double));
+  device_reference_gemm(ws.precision, ws.dev_a.get(), ws.dev_b.get(),
+                        static_cast<double*>(ref.get()), ws.shape, stream);
+  GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  ws.reference.resize(ws.elements_c());
+  GEMM_CUDA_CHECK(cudaMemcpy(ws.reference.data(), ref.get(), ref.bytes(), cudaMemcpyDeviceToHost));
+  return ws.reference;
+}
+
+}  // namespace gemm

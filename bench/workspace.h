@@ -1,0 +1,57 @@
+// Inputs, output and reference of one (precision, shape): allocated once and shared by every
+// variant at that shape (Google Benchmark calls a benchmark function many times).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gemm_types.h"
+
+namespace gemm {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+struct Workspace {
+  Precision precision;
+  GemmShape shape;
+  std::uint64_t seed = 0;
+  bool on_device = false;
+  std::vector<unsigned char> host_a, host_b, host_c;
+  DeviceBuffer dev_a, dev_b, dev_c;
+  std::vector<double> reference;  // empty until first needed
+
+  std::size_t bytes_a() const { return std::size_t(shape.m * shape.k) * element_size(precision); }
+  std::size_t bytes_b() const { return std::size_t(shape.k * shape.n) * element_size(precision); }
+  std::size_t bytes_c() const { return std::size_t(shape.m * shape.n) * element_size(precision); }
+  std::size_t elements_c() const { return std::size_t(shape.m * shape.n); }
+};
+
+// The workspace for (p, shape); the previous one is freed when the shape or precision changes,
+// so at most one is alive. Inputs are random in [-1, 1) from seed_base mixed with the shape.
+Workspace& workspace_for(Precision p, const GemmShape& shape, std::uint64_t seed_base,
+                         bool on_device);
+void release_workspace();
+
+// Reference of C in higher precision: on the host for small problems (or without a GPU), the
+// double-double device kernel above that, since the host loop would take minutes.
+const std::vector<double>& reference_for(Workspace& ws, cudaStream_t stream);
+
+}  // namespace gemm

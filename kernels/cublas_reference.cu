@@ -1,0 +1,80 @@
+// cuBLAS references. Row-major C = A * B is computed as the column-major product
+// C^T = B^T * A^T, which needs no transposition: cuBLAS sees B as an N x K and A as a K x M
+// column-major matrix.
+//   cublas        FP32 with CUBLAS_COMPUTE_32F (true FP32, no TF32) and FP64 DGEMM
+//   cublas_tf32   FP32 with CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores, 10-bit mantissa
+#include <cublas_v2.h>
+
+#include <mutex>
+
+#include "families.h"
+#include "launch.cuh"
+
+#define GEMM_CUBLAS_CHECK(call)                                                          \
+  do {                                                                                   \
+    cublasStatus_t gemm_status_ = (call);                                                \
+    if (gemm_status_ != CUBLAS_STATUS_SUCCESS)                                           \
+      ::gemm::throw_library_error(int(gemm_status_), "cuBLAS", #call, __FILE__, __LINE__); \
+  } while (0)
+
+namespace gemm {
+namespace {
+
+// One handle for the process, created on first use (creating it costs milliseconds and must
+// stay out of timed regions: the harness warms every variant up before timing).
+cublasHandle_t handle() {
+  static std::once_flag once;
+  static cublasHandle_t h = nullptr;
+  std::call_once(once, [] { GEMM_CUBLAS_CHECK(cublasCreate(&h)); });
+  return h;
+}
+
+void run_cublas(const Operands& ops, cudaStream_t stream, cudaDataType_t type,
+                cublasComputeType_t compute) {
+  cublasHandle_t h = handle();
+  GEMM_CUBLAS_CHECK(cublasSetStream(h, stream));
+  const int m = int(ops.shape.m), n = int(ops.shape.n), k = int(ops.shape.k);
+  const double alpha64 = 1.0, beta64 = 0.0;
+  const float alpha32 = 1.0f, beta32 = 0.0f;
+  const bool fp64 = type == CUDA_R_64F;
+  const void* alpha = fp64 ? static_cast<const void*>(&alpha64) : &alpha32;
+  const void* beta = fp64 ? static_cast<const void*>(&beta64) : &beta32;
+  GEMM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha, ops.b, type, n,
+                                 ops.a, type, k, beta, ops.c, type, n, compute,
+                                 CUBLAS_GEMM_DEFAULT));
+}
+
+Variant cublas_variant(std::string family, Precision p, cublasComputeType_t compute,
+                       double unit_roundoff) {
+  Variant v;
+  v.family = std::move(family);
+  v.precision = p;
+  v.backend = Backend::cublas;
+  v.unit_roundoff = unit_roundoff;
+  const cudaDataType_t type = p == Precision::fp32 ? CUDA_R_32F : CUDA_R_64F;
+  v.run = [type, compute](const Operands& ops, cudaStream_t stream) {
+    run_cublas(ops, stream, type, compute);
+  };
+  return v;
+}
+
+}  // namespace
+
+void add_cublas_variants(std::vector<Variant>& out) {
+  Variant fp32 = cublas_variant("cublas", Precision::fp32, CUBLAS_COMPUTE_32F,
+                                unit_roundoff_of<float>());
+  fp32.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_32F";
+  out.push_back(fp32);
+  Variant fp64 = cublas_variant("cublas", Precision::fp64, CUBLAS_COMPUTE_64F,
+                                unit_roundoff_of<double>());
+  fp64.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_64F (DGEMM)";
+  out.push_back(fp64);
+  // TF32 rounds the inputs to a 10-bit mantissa: unit roundoff 2^-11.
+  Variant tf32 = cublas_variant("cublas_tf32", Precision::fp32,
+                                CUBLAS_COMPUTE_32F_FAST_TF32, 4.8828125e-04);
+  tf32.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32";
+  tf32.note = "TF32 tensor cores: not comparable in accuracy with FP32";
+  out.push_back(tf32);
+}
+
+}  // namespace gemm

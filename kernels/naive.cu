@@ -1,0 +1,87 @@
+// Naive GEMM: one thread per element of C, every operand read from global memory.
+// Three thread mappings from the SYSU lab (seed 000); they differ only in which index of C
+// threadIdx.x walks, and that alone decides whether a warp's loads coalesce.
+#include "families.h"
+#include "launch.cuh"
+
+namespace gemm {
+namespace {
+
+// Row-mapped: threadIdx.x walks the columns of C. A warp reads one A element (broadcast) and
+// consecutive elements of a row of B: coalesced.
+template <typename T>
+__global__ void naive_row_kernel(const T* A, const T* B, T* C, int M, int N, int K) {
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < M && col < N) {
+    T sum = 0;
+    for (int j = 0; j < K; ++j) sum += A[row * K + j] * B[j * N + col];
+    C[row * N + col] = sum;
+  }
+}
+
+// Column-mapped: threadIdx.x walks the rows of C. A warp reads the same column of 32 different
+// rows of A: one 32-byte sector per lane.
+template <typename T>
+__global__ void naive_col_kernel(const T* A, const T* B, T* C, int M, int N, int K) {
+  const int row = blockIdx.y * blockDim.x + threadIdx.x;
+  const int col = blockIdx.x * blockDim.y + threadIdx.y;
+  if (row < M && col < N) {
+    T sum = 0;
+    for (int j = 0; j < K; ++j) sum += A[row * K + j] * B[j * N + col];
+    C[row * N + col] = sum;
+  }
+}
+
+// Tile-mapped: the block owns a tile_x x tile_y tile of C, as written in the lab report. With
+// tile == blockDim it computes what naive_row computes; it is kept to reproduce table 3.
+template <typename T>
+__global__ void naive_tile_kernel(const T* A, const T* B, T* C, int M, int N, int K, int tile_x,
+                                  int tile_y) {
+  const int row = blockIdx.y * tile_y + threadIdx.y;
+  const int col = blockIdx.x * tile_x + threadIdx.x;
+  if (row < M && col < N) {
+    T sum = 0;
+    for (int j = 0; j < K; ++j) sum += A[row * K + j] * B[j * N + col];
+    C[row * N + col] = sum;
+  }
+}
+
+constexpr int kBlockEdges[] = {8, 16, 32};
+
+std::string block_param(int bx, int by) {
+  return "block:" + std::to_string(bx) + "x" + std::to_string(by);
+}
+
+}  // namespace
+
+void add_naive_variants(std::vector<Variant>& out) {
+  for_each_precision([&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int edge : kBlockEdges) {
+      Variant v = kernel_variant<T>("naive_row", block_param(edge, edge),
+                                    element_per_thread_plan(edge, edge), naive_row_kernel<T>);
+      v.origin = "seed 000 table 1 (row); seed 001 2-D block; seed 002 naive";
+      out.push_back(v);
+    }
+    for (int edge : kBlockEdges) {
+      // grid.x covers columns with blockDim.y and grid.y rows with blockDim.x: for the square
+      // blocks swept here that is the same grid as the row mapping.
+      Variant v = kernel_variant<T>("naive_col", block_param(edge, edge),
+                                    element_per_thread_plan(edge, edge), naive_col_kernel<T>);
+      v.origin = "seed 000 table 2 (column)";
+      v.note = "uncoalesced by design: a warp reads one column of 32 rows of A";
+      v.default_max_work = 2048.0 * 2048.0 * 2048.0;
+      out.push_back(v);
+    }
+    for (int edge : kBlockEdges) {
+      Variant v = kernel_variant<T>(
+          "naive_tile", "tile:" + std::to_string(edge) + "x" + std::to_string(edge),
+          element_per_thread_plan(edge, edge), naive_tile_kernel<T>, edge, edge);
+      v.origin = "seed 000 table 3 (block)";
+      out.push_back(v);
+    }
+  });
+}
+
+}  // namespace gemm

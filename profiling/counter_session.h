@@ -1,0 +1,58 @@
+// Per-kernel hardware counters through the CUPTI Range Profiler (auto range, kernel replay):
+// the launch function runs once, CUPTI replays each kernel as many passes as the metric set
+// needs and restores device memory between passes, so the profiled launch leaves its output as
+// an unprofiled launch would. One session per process, created after the CUDA context.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gemm {
+
+// Counters cannot be collected here (no permission, another profiler attached, unsupported
+// device); the run goes on without them.
+struct CountersUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A metric name the chip does not know: bad input, the program stops.
+struct UnknownMetric : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One profiled kernel launch: values[i] belongs to metric_names()[i].
+struct KernelCounters {
+  std::vector<double> values;
+};
+
+// Why counters cannot be collected in this process before CUPTI is even asked: a profiling
+// tool's injection variables are set (ncu, nsys, compute-sanitizer hold the counters).
+std::optional<std::string> profiler_tool_attached();
+
+class CounterSession {
+ public:
+  // Throws CountersUnavailable or UnknownMetric.
+  CounterSession(CUcontext context, int device, std::vector<std::string> metric_names);
+  ~CounterSession();
+  CounterSession(const CounterSession&) = delete;
+  CounterSession& operator=(const CounterSession&) = delete;
+
+  const std::vector<std::string>& metric_names() const;
+  std::size_t passes() const;  // replay passes per kernel for this metric set
+
+  // Runs `launch` once under the profiler; one entry per kernel it launched, in launch order.
+  std::vector<KernelCounters> profile(const std::function<void()>& launch);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gemm

@@ -1,0 +1,88 @@
+#include "metric_catalogue.h"
+
+#include <cmath>
+#include <regex>
+
+namespace gemm {
+
+#define lower Better::lower
+#define higher Better::higher
+#define none Better::none
+#define exact Stability::exact
+#define noisy Stability::noisy
+
+const std::vector<MetricInfo>& metric_catalogue() {
+  static const std::vector<MetricInfo> all = {
+#define GEMM_METRIC(short_name, cupti, unit, better, stability, what) \
+  {#short_name, cupti, unit, better, stability, what},
+#define GEMM_DERIVED(...)
+#define GEMM_LAUNCH(...)
+#include "metric_catalogue.inc"
+#undef GEMM_METRIC
+#undef GEMM_DERIVED
+#undef GEMM_LAUNCH
+  };
+  return all;
+}
+
+const std::vector<DerivedMetricInfo>& derived_metrics() {
+  static const std::vector<DerivedMetricInfo> all = {
+#define GEMM_METRIC(...)
+#define GEMM_DERIVED(short_name, num, den, better, stability, what) \
+  {#short_name, #num, #den, better, stability, what},
+#define GEMM_LAUNCH(...)
+#include "metric_catalogue.inc"
+#undef GEMM_METRIC
+#undef GEMM_DERIVED
+#undef GEMM_LAUNCH
+  };
+  return all;
+}
+
+const std::vector<LaunchMetricInfo>& launch_metrics() {
+  static const std::vector<LaunchMetricInfo> all = {
+#define GEMM_METRIC(...)
+#define GEMM_DERIVED(...)
+#define GEMM_LAUNCH(short_name, unit, better, stability, what) \
+  {#short_name, unit, better, stability, what},
+#include "metric_catalogue.inc"
+#undef GEMM_METRIC
+#undef GEMM_DERIVED
+#undef GEMM_LAUNCH
+  };
+  return all;
+}
+
+#undef lower
+#undef higher
+#undef none
+#undef exact
+#undef noisy
+
+std::vector<std::string> catalogue_cupti_names() {
+  std::vector<std::string> names;
+  for (const auto& m : metric_catalogue()) names.push_back(m.cupti_name);
+  return names;
+}
+
+std::optional<double> safe_ratio(double numerator, double denominator) {
+  if (!std::isfinite(numerator) || !std::isfinite(denominator) || denominator == 0.0)
+    return std::nullopt;
+  return numerator / denominator;
+}
+
+void add_derived_metrics(std::map<std::string, double>& values) {
+  for (const auto& d : derived_metrics()) {
+    const auto num = values.find(d.numerator);
+    const auto den = values.find(d.denominator);
+    if (num == values.end() || den == values.end()) continue;
+    if (auto r = safe_ratio(num->second, den->second)) values[d.short_name] = *r;
+  }
+}
+
+bool looks_like_metric_name(const std::string& name) {
+  static const std::regex pattern("^[a-z0-9_]+__[a-z0-9_]+(\\.[a-z0-9_]+)+$");
+  return std::regex_match(name, pattern);
+}
+
+}  // namespace gemm

@@ -1,0 +1,73 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "metric_catalogue.h"
+
+namespace gemm {
+namespace {
+
+TEST(MetricCatalogue, ShortNamesAreUniqueAcrossAllKinds) {
+  std::set<std::string> names;
+  for (const auto& m : metric_catalogue()) EXPECT_TRUE(names.insert(m.short_name).second) << m.short_name;
+  for (const auto& d : derived_metrics()) EXPECT_TRUE(names.insert(d.short_name).second) << d.short_name;
+  for (const auto& l : launch_metrics()) EXPECT_TRUE(names.insert(l.short_name).second) << l.short_name;
+}
+
+TEST(MetricCatalogue, EveryMetricMapsToAPerfworksName) {
+  std::set<std::string> cupti;
+  for (const auto& m : metric_catalogue()) {
+    EXPECT_TRUE(looks_like_metric_name(m.cupti_name)) << m.cupti_name;
+    EXPECT_TRUE(cupti.insert(m.cupti_name).second) << m.cupti_name;
+    EXPECT_FALSE(m.description.empty());
+  }
+  EXPECT_EQ(catalogue_cupti_names().size(), metric_catalogue().size());
+}
+
+TEST(MetricCatalogue, TheIssueCatalogueIsComplete) {
+  std::set<std::string> names;
+  for (const auto& m : metric_catalogue()) names.insert(m.short_name);
+  for (const char* required :
+       {"gld_requests", "gld_sectors", "gst_requests", "gst_sectors", "smem_ld_requests",
+        "smem_ld_wavefronts", "smem_ld_bank_conflicts", "smem_st_bank_conflicts",
+        "achieved_occupancy", "dram_read_bytes", "dram_write_bytes", "l2_hit_rate", "gpu_time_ns"})
+    EXPECT_TRUE(names.count(required)) << required;
+}
+
+TEST(MetricCatalogue, DerivedInputsExist) {
+  std::set<std::string> names;
+  for (const auto& m : metric_catalogue()) names.insert(m.short_name);
+  for (const auto& l : launch_metrics()) names.insert(l.short_name);
+  for (const auto& d : derived_metrics()) {
+    EXPECT_TRUE(names.count(d.numerator)) << d.short_name;
+    EXPECT_TRUE(names.count(d.denominator)) << d.short_name;
+  }
+}
+
+TEST(DerivedMetrics, ZeroDenominatorIsUnavailableNotInfinity) {
+  EXPECT_FALSE(safe_ratio(5, 0).has_value());
+  EXPECT_FALSE(safe_ratio(std::numeric_limits<double>::quiet_NaN(), 1).has_value());
+  EXPECT_FALSE(safe_ratio(1, std::numeric_limits<double>::infinity()).has_value());
+  EXPECT_DOUBLE_EQ(*safe_ratio(33, 2), 16.5);
+
+  std::map<std::string, double> values = {{"gld_sectors", 33}, {"gld_requests", 2},
+                                          {"smem_ld_wavefronts", 0}, {"smem_ld_requests", 0}};
+  add_derived_metrics(values);
+  EXPECT_DOUBLE_EQ(values.at("gld_sectors_per_request"), 16.5);
+  EXPECT_EQ(values.count("smem_ld_wavefronts_per_request"), 0u);  // naive kernels: no LDS
+  EXPECT_EQ(values.count("gst_sectors_per_request"), 0u);         // inputs absent
+  for (const auto& [name, v] : values) EXPECT_TRUE(std::isfinite(v)) << name;
+}
+
+TEST(MetricNames, Syntax) {
+  EXPECT_TRUE(looks_like_metric_name("dram__bytes_read.sum"));
+  EXPECT_TRUE(looks_like_metric_name("sm__warps_active.avg.pct_of_peak_sustained_active"));
+  EXPECT_FALSE(looks_like_metric_name("dram_bytes_read"));
+  EXPECT_FALSE(looks_like_metric_name("dram__bytes_read"));
+  EXPECT_FALSE(looks_like_metric_name("dram__bytes read.sum"));
+}
+
+}  // namespace
+}  // namespace gemm

@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include "options.h"
+
+namespace gemm {
+namespace {
+
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "gemm-bench");
+  return parse_options(args);
+}
+
+TEST(Options, DefaultsAreTheStudy) {
+  const Options o = parse({});
+  ASSERT_EQ(o.shapes.size(), 4u);
+  EXPECT_EQ(o.shapes[0].m, 512);
+  EXPECT_EQ(o.shapes[3].k, 4096);
+  EXPECT_EQ(o.precisions.size(), 2u);
+  EXPECT_TRUE(o.counters);
+  EXPECT_FALSE(o.profile);
+}
+
+TEST(Options, SizesAndShapes) {
+  const Options o = parse({"--sizes=64,128", "--shapes=1023x517x2049"});
+  ASSERT_EQ(o.shapes.size(), 3u);
+  EXPECT_EQ(o.shapes[1].n, 128);
+  EXPECT_EQ(o.shapes[2].m, 1023);
+  EXPECT_EQ(o.shapes[2].n, 517);
+  EXPECT_EQ(o.shapes[2].k, 2049);
+}
+
+TEST(Options, BadValuesAreOneLineErrors) {
+  for (const char* bad : {"--sizes=0", "--sizes=-4", "--sizes=abc", "--sizes=", "--shapes=4x4",
+                          "--shapes=4x4x0", "--precisions=fp16", "--counters=yes",
+                          "--metrics=bad name", "--metrics=sm__warps_active", "--min-time=0",
+                          "--frobnicate", "--profile=1", "--sizes=100000"}) {
+    try {
+      parse({bad});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const OptionError& e) {
+      const std::string what = e.what();
+      EXPECT_FALSE(what.empty());
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(Options, CountersAndMetrics) {
+  const Options o = parse({"--counters=off", "--metrics=dram__bytes_read.sum,lts__t_sector_hit_rate.pct"});
+  EXPECT_FALSE(o.counters);
+  ASSERT_EQ(o.extra_metrics.size(), 2u);
+  EXPECT_EQ(o.extra_metrics[1], "lts__t_sector_hit_rate.pct");
+}
+
+TEST(Options, GoogleBenchmarkFlagsPassThrough) {
+  const Options o = parse({"--benchmark_filter=shared", "--profile", "--benchmark_repetitions=3"});
+  EXPECT_TRUE(o.profile);
+  ASSERT_EQ(o.passthrough.size(), 3u);
+  EXPECT_EQ(o.passthrough[1], "--benchmark_filter=shared");
+}
+
+TEST(Options, HelpStatesTheCaps) {
+  const std::string help = help_text();
+  EXPECT_NE(help.find("single_thread_blocks: M*N*K <= 256^3"), std::string::npos) << help;
+  EXPECT_NE(help.find("naive_col: M*N*K <= 2048^3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gemm

@@ -1,0 +1,83 @@
+// Every variant x precision against the higher-precision host reference, on odd shapes that
+// are multiples of no tile, with fresh random inputs and NaN-poisoned output.
+#include <gtest/gtest.h>
+
+#include "cuda_check.h"
+#include "gpu_test_support.h"
+
+namespace gemm::test {
+namespace {
+
+const std::vector<GemmShape> kOddShapes = {{1, 1, 1}, {7, 13, 5}, {257, 1, 300}, {1023, 517, 2049}};
+
+std::vector<std::size_t> device_variant_indices() {
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < all_variants().size(); ++i)
+    if (all_variants()[i].backend != Backend::cpu) indices.push_back(i);
+  return indices;
+}
+
+class CorrectnessVariant
+    : public ::testing::TestWithParam<std::tuple<std::size_t, GemmShape>> {};
+
+TEST_P(CorrectnessVariant, MatchesReference) {
+  GEMM_REQUIRE_GPU();
+  const Variant& v = all_variants()[std::get<0>(GetParam())];
+  const GemmShape shape = std::get<1>(GetParam());
+  if (auto illegal = check_launch(v, shape, device().limits)) {
+    // Only the deliberately illegal tile may be refused, and it must be refused.
+    ASSERT_EQ(v.name(), "shared_dynamic/tile:64") << *illegal;
+    SUCCEED() << "refused before launch: " << *illegal;
+    return;
+  }
+  if (v.family == "single_thread_blocks" && shape.work() > 1e9 &&
+      v.plan(shape).grid.x < 64)
+    GTEST_SKIP() << v.name() << " at " << shape.to_string()
+                 << ": fewer than 64 single-thread blocks take tens of seconds here; this "
+                    "variant is checked at the three smaller odd shapes";
+  TestData& data = test_data(v.precision, shape);
+  const Verification r = run_and_verify(v, data);
+  EXPECT_EQ(r.unwritten, 0) << "elements left unwritten (still NaN)";
+  EXPECT_TRUE(r.passed) << v.name() << " " << to_string(v.precision) << " " << shape.to_string()
+                        << ": max_rel_err " << r.max_rel_err << " > " << r.tolerance;
+}
+
+std::string case_name(const ::testing::TestParamInfo<CorrectnessVariant::ParamType>& info) {
+  const Variant& v = all_variants()[std::get<0>(info.param)];
+  std::string name = to_string(v.precision) + "_" + v.name() + "_" + std::get<1>(info.param).to_string();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, CorrectnessVariant,
+                         ::testing::Combine(::testing::ValuesIn(device_variant_indices()),
+                                            ::testing::ValuesIn(kOddShapes)),
+                         case_name);
+
+TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
+  GEMM_REQUIRE_GPU();
+  for (Precision p : {Precision::fp32, Precision::fp64}) {
+    TestData& data = test_data(p, {1023, 517, 2049});
+    DeviceBuffer ref(data.ref().size() * sizeof(double));
+    device_reference_gemm(p, data.dev_a.get(), data.dev_b.get(), static_cast<double*>(ref.get()),
+                          data.shape, test_stream());
+    GEMM_CUDA_CHECK(cudaStreamSynchronize(test_stream()));
+    std::vector<double> got(data.ref().size());
+    GEMM_CUDA_CHECK(cudaMemcpy(got.data(), ref.get(), ref.bytes(), cudaMemcpyDeviceToHost));
+    // Both are accurate to about 2^-60 relative; a 1e-13 normwise bound is far above that.
+    const Verification r = verify(Precision::fp64, got.data(), data.ref(), 1e-13);
+    EXPECT_TRUE(r.passed) << to_string(p) << ": " << r.max_rel_err;
+  }
+}
+
+TEST(CorrectnessLaunchCheck, Tile64IsRefusedOnThisDevice) {
+  GEMM_REQUIRE_GPU();
+  const auto why = check_launch(find_variant("shared_dynamic/tile:64", Precision::fp32),
+                                {512, 512, 512}, device().limits);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("4096 threads per block"), std::string::npos) << *why;
+}
+
+}  // namespace
+}  // namespace gemm::test
