@@ -102,6 +102,7 @@ std::map<std::string, std::string> context_entries(const DeviceInfo& d) {
   c["gpu_memory_clock_mhz"] = std::to_string(d.memory_clock_khz / 1000);
   c["gpu_memory_bus_width_bits"] = std::to_string(d.memory_bus_width_bits);
   c["gpu_l2_bytes"] = std::to_string(d.l2_bytes);
+  c["gpu_max_threads_per_sm"] = std::to_string(d.limits.max_threads_per_sm);
   c["gpu_memory_bytes"] = std::to_string(d.total_memory);
   c["cuda_driver_version"] = version(d.driver_version);
   c["cuda_runtime_version"] = version(d.runtime_version);

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Nsight Compute session on chosen gemm-bench benchmarks.
+
+Runs `ncu` over `gemm-bench --profile`, selecting each benchmark's kernels by its NVTX range
+(gemm@<benchmark>/timed/), one launch per benchmark. Metrics: the study's catalogue by default,
+or --set full / --section NAME. Clocks: --clock-control none by default, so durations compare
+with gemm-bench's. Writes <gpu>_<selection>_<shape>_<revision>.ncu-rep plus .csv and .json
+exports of the raw page next to it.
+
+Examples:
+  scripts/ncu_session.py --variant shared/tile:16 --shape 1024x1024x1024
+  scripts/ncu_session.py --filter 'naive_(row|col)/block:32x32' --shape 2048x2048x2048 --set full
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_study import ncu  # noqa: E402
+from gemm_study.errors import InputError, run_cli  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _revision():
+    proc = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip() or "unknown"
+
+
+def _gpu():
+    try:
+        proc = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                              capture_output=True, text=True)
+        return ncu.slug(proc.stdout.splitlines()[0].replace("NVIDIA", "")) if proc.stdout else "gpu"
+    except (OSError, IndexError):
+        return "gpu"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pick = parser.add_mutually_exclusive_group(required=True)
+    pick.add_argument("--filter", help="regex over variant names, e.g. 'shared/tile:(16|32)'")
+    pick.add_argument("--variant", help="one variant, e.g. naive_col/block:32x32")
+    parser.add_argument("--shape", required=True, help="MxNxK, e.g. 1024x1024x1024")
+    parser.add_argument("--precisions", default="fp32,fp64")
+    parser.add_argument("--set", dest="ncu_set", help="an ncu section set, e.g. full")
+    parser.add_argument("--section", action="append", default=[], help="an ncu section (repeatable)")
+    parser.add_argument("--metrics", help="comma-separated metrics (default: the catalogue)")
+    parser.add_argument("--clock-control", default="none", choices=["none", "base"])
+    parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
+    parser.add_argument("--out", type=Path, default=Path("ncu"))
+    args = parser.parse_args(argv)
+    if not re.fullmatch(r"\d+x\d+x\d+", args.shape):
+        raise InputError(f"--shape {args.shape!r}: expected MxNxK")
+    selection = re.escape(args.variant) if args.variant else args.filter
+    m, n, k = args.shape.split("x")
+    bench_filter = f"^gemm/(fp32|fp64)/({selection})/m:{m}/n:{n}/k:{k}(/manual_time)?$"
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.out / f"{_gpu()}_{ncu.slug(args.variant or args.filter)}_{args.shape}_{_revision()}"
+    metrics = args.metrics.split(",") if args.metrics else None
+    print(f"clock control: {args.clock_control} (ncu's default 'base' locks clocks below gemm-bench's)")
+    rep, cmd = ncu.run_session(args.bench, bench_filter, args.shape, args.precisions, stem,
+                               metrics, args.ncu_set, args.section, args.clock_control)
+    print("ran: " + " ".join(f"'{c}'" if any(x in c for x in " |()$^*") else c for c in cmd))
+    text = ncu.export_raw(rep, metrics or (None if args.ncu_set or args.section else ncu.default_metrics()))
+    rows = ncu.parse_raw_csv(text)
+    Path(str(stem) + ".csv").write_text(text)
+    Path(str(stem) + ".json").write_text(json.dumps(
+        {"command": cmd, "clock_control": args.clock_control, "kernels": rows}, indent=2))
+    print(f"{len(rows)} kernel(s) profiled: {rep}")
+    for row in rows:
+        print(f"  {row['benchmark']}: {row['kernel'][:60]}")
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(run_cli(main))
+    except RuntimeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(1)

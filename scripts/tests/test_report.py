@@ -1,0 +1,53 @@
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DATA, SCRIPTS
+from gemm_study.errors import run_cli
+from report import main as report_main
+
+
+def test_report_from_a_real_run(tmp_path, recorded):
+    assert report_main([str(recorded), "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "# GEMM study on NVIDIA H200" in text
+    assert "## The ladder, fp32, 512x512x512" in text
+    # Generated from the data: the shared tiles' sectors halve with each doubling of the tile.
+    assert "shared tile:8 -> tile:16 (fp32, 512x512x512)" in text
+    assert "gld_sectors falls from 4.194e+06 to 2.097e+06" in text
+    assert "Seed 000, table 'row'" in text and "Seed 002 (Tesla T4)" in text
+    for name in ("gflops_vs_tile_fp32", "counters_vs_tile_fp32", "ladder_fp32"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000
+        assert (tmp_path / f"{name}.svg").exists()
+    assert (tmp_path / "results.csv").exists()
+
+
+def test_truncated_input_is_a_clear_error(tmp_path, capsys):
+    status = run_cli(report_main, [str(DATA / "truncated_run.json"), "--out", str(tmp_path)])
+    assert status == 2
+    assert "truncated" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content,message", [
+    ("[]", "not a Google Benchmark results file"),
+    ('{"benchmarks": []}', "no 'context'"),
+    ('{"context": {}, "benchmarks": [{"name": "other/thing"}]}', "no gemm benchmarks"),
+])
+def test_malformed_input(tmp_path, capsys, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    assert run_cli(report_main, [str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_file(tmp_path, capsys):
+    assert run_cli(report_main, [str(tmp_path / "nope.json"), "--out", str(tmp_path)]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py"])
+def test_every_script_has_help(script):
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert "usage:" in proc.stdout
