@@ -117,16 +117,21 @@ int run(int argc, char** argv) {
   }
   add_context(ctx, reg);
 
-  // --min-time becomes Google Benchmark's flag unless that was given: plain seconds, the one
-  // spelling both Benchmark 1.7 and 1.8 accept.
+  // --min-time becomes Google Benchmark's flag unless that was given, spelled for the version
+  // we were built against (1.7: plain seconds; 1.8: with a unit, "x" for iterations).
   std::vector<std::string> passthrough = o.passthrough;
   const bool min_time_given =
       std::any_of(passthrough.begin(), passthrough.end(), [](const std::string& a) {
         return a.rfind("--benchmark_min_time", 0) == 0;
       });
-  if (!min_time_given)  // a minimum of 1 ns: exactly one iteration in --profile mode
+#ifdef GEMM_MIN_TIME_HAS_UNITS
+  const std::string one_iteration = "1x", seconds_unit = "s";
+#else
+  const std::string one_iteration = "1e-9", seconds_unit = "";  // 1 ns: a single iteration
+#endif
+  if (!min_time_given)
     passthrough.push_back("--benchmark_min_time=" +
-                          (o.profile ? std::string("1e-9") : std::to_string(o.min_time_s)));
+                          (o.profile ? one_iteration : std::to_string(o.min_time_s) + seconds_unit));
   std::vector<char*> gb_args;
   for (const auto& a : passthrough) gb_args.push_back(const_cast<char*>(a.c_str()));
   gb_args.push_back(nullptr);

@@ -13,6 +13,7 @@ Examples:
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -26,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _revision():
+    if os.environ.get("GEMM_GIT_REVISION"):
+        return os.environ["GEMM_GIT_REVISION"]
     proc = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
                           capture_output=True, text=True)
     return proc.stdout.strip() or "unknown"

@@ -11,7 +11,9 @@ out_root=${1:-$root/reports}
 build=${BUILD_DIR:-$root/build}
 sizes=${STUDY_SIZES:-256,512,1024,2048,4096}
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# GEMM_GIT_REVISION names the revision where the tree is not a git checkout.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  ${GEMM_GIT_REVISION:+-DGEMM_GIT_REVISION=$GEMM_GIT_REVISION} >/dev/null
 cmake --build "$build" >/dev/null
 bench=$build/bench/gemm-bench
 
@@ -23,7 +25,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 
 work=$(mktemp -d)
-cmd="gemm-bench --sizes=$sizes --benchmark_out=results.json --benchmark_out_format=json"
+cmd="scripts/run_study.sh (gemm-bench --sizes=$sizes --benchmark_out=results.json --benchmark_out_format=json)"
 echo "running: $cmd"
 "$bench" --sizes="$sizes" --benchmark_out="$work/results.json" --benchmark_out_format=json \
   >"$work/gemm-bench.log" 2>&1 || { tail -20 "$work/gemm-bench.log"; exit 1; }

@@ -114,7 +114,12 @@ def compare_files(base_path, cand_path, settings):
     cand_ctx, cand_entries = load_results(cand_path)
     warnings = _check_context(base_ctx, cand_ctx, settings)
     base = _samples(to_frame(base_entries))
-    cand = {_alias(n, settings.family_aliases): v for n, v in _samples(to_frame(cand_entries)).items()}
+    cand_all = _samples(to_frame(cand_entries))
+    if settings.family_aliases:  # compare only the aliased families of the candidate
+        replaced = set(settings.family_aliases)
+        cand_all = {n: v for n, v in cand_all.items() if v[2] in replaced}
+        base = {n: v for n, v in base.items() if v[2] in set(settings.family_aliases.values())}
+    cand = {_alias(n, settings.family_aliases): v for n, v in cand_all.items()}
     catalogue = load_catalogue()
     rows, families = [], {}
     for name in sorted(set(base) | set(cand)):

@@ -201,8 +201,8 @@ def figures(frame, out, precisions):
             for family, group in data[data["shape"] == shape].groupby("family"):
                 group = group.sort_values("tile")
                 ax.plot(group.tile, group.gflops, marker="o", label=family)
-            ax.set(title=f"{precision} {shape}", xlabel="tile / block edge", ylabel="GFLOP/s", xscale="log", xticks=[8, 16, 32])
-            ax.set_xticklabels(["8", "16", "32"])
+            ax.set(title=f"{precision} {shape}", xlabel="tile / block edge", ylabel="GFLOP/s")
+            _tile_axis(ax)
         axes[0][0].legend(fontsize=7)
         fig.tight_layout()
         written += _save(fig, out / f"gflops_vs_tile_{precision}")
@@ -219,8 +219,8 @@ def figures(frame, out, precisions):
                     if counter in group and group[counter].notna().any():
                         group = group.sort_values("tile")
                         ax.plot(group.tile, group[counter], marker="o", label=family)
-                ax.set(title=f"{counter} ({precision} {shape})", xlabel="tile / block edge", xscale="log", xticks=[8, 16, 32])
-                ax.set_xticklabels(["8", "16", "32"])
+                ax.set(title=f"{counter} ({precision} {shape})", xlabel="tile / block edge")
+                _tile_axis(ax)
             axes[0].legend(fontsize=7)
             fig.tight_layout()
             written += _save(fig, out / f"counters_vs_tile_{precision}")
@@ -240,6 +240,12 @@ def figures(frame, out, precisions):
         written += _save(fig, out / f"ladder_{precision}")
         plt.close(fig)
     return written
+
+
+def _tile_axis(ax):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([8, 16, 32], ["8", "16", "32"])
+    ax.minorticks_off()
 
 
 def _save(fig, stem):
