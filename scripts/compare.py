@@ -42,7 +42,8 @@ def main(argv=None):
     settings = Settings(args.min_effect, args.alpha, args.count_tolerance, args.counter_effect,
                         args.allow_context_mismatch, aliases, args.time_only)
     result = compare_files(args.baseline, args.candidate, settings)
-    text = to_markdown(result)
+    shown = [Path(a).name if a.endswith(".json") else a for a in (argv if argv is not None else sys.argv[1:])]
+    text = "Command: `scripts/compare.py " + " ".join(shown) + "`\n\n" + to_markdown(result)
     print(text)
     if args.markdown:
         args.markdown.write_text(text)

@@ -46,7 +46,7 @@ def test_missing_file(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py"])
+@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py", "summary_table.py"])
 def test_every_script_has_help(script):
     proc = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
