@@ -73,55 +73,53 @@ int global_sectors(const std::vector<std::uint64_t>& addrs, int access_bytes) {
   return int(sectors.size());
 }
 
-AccessCount naive_global_loads(Mapping m, int bx, int by, const GemmShape& s, int eb) {
-  AccessCount count;
+// Calls fn(active) for every warp of a naive kernel's grid, with its lanes' (row, col) in C.
+template <typename Fn>
+void for_each_naive_warp(Mapping m, int bx, int by, const GemmShape& s, Fn&& fn) {
   // Naive kernels: grid.x covers columns, grid.y rows; block tile is bx x by after mapping.
   const int tile_cols = m == Mapping::row ? bx : by;
   const int tile_rows = m == Mapping::row ? by : bx;
   const std::int64_t grid_x = (s.n + tile_cols - 1) / tile_cols;
   const std::int64_t grid_y = (s.m + tile_rows - 1) / tile_rows;
-  std::vector<std::uint64_t> a_addr, b_addr;
+  std::vector<std::pair<std::int64_t, std::int64_t>> active;
   for (std::int64_t gy = 0; gy < grid_y; ++gy)
     for (std::int64_t gx = 0; gx < grid_x; ++gx)
       for (int w = 0; w < warps_per_block(bx, by); ++w) {
-        std::vector<std::pair<std::int64_t, std::int64_t>> active;  // (row, col)
+        active.clear();
         for (const Lane& l : warp_lanes(m, bx, by, w)) {
           const std::int64_t row = gy * tile_rows + l.r, col = gx * tile_cols + l.c;
           if (row < s.m && col < s.n) active.push_back({row, col});
         }
-        if (active.empty()) continue;
-        for (std::int64_t j = 0; j < s.k; ++j) {
-          a_addr.clear();
-          b_addr.clear();
-          for (auto [row, col] : active) {
-            a_addr.push_back(std::uint64_t(row * s.k + j) * eb);
-            b_addr.push_back(std::uint64_t(j * s.n + col) * eb);
-          }
-          count.requests += 2;
-          count.units += global_sectors(a_addr, eb) + global_sectors(b_addr, eb);
-        }
+        if (!active.empty()) fn(active);  // a warp with no active lane issues nothing
       }
+}
+
+AccessCount naive_global_loads(Mapping m, int bx, int by, const GemmShape& s, int eb) {
+  AccessCount count;
+  std::vector<std::uint64_t> a_addr, b_addr;
+  for_each_naive_warp(m, bx, by, s, [&](const auto& active) {
+    for (std::int64_t j = 0; j < s.k; ++j) {
+      a_addr.clear();
+      b_addr.clear();
+      for (auto [row, col] : active) {
+        a_addr.push_back(std::uint64_t(row * s.k + j) * eb);
+        b_addr.push_back(std::uint64_t(j * s.n + col) * eb);
+      }
+      count.requests += 2;
+      count.units += global_sectors(a_addr, eb) + global_sectors(b_addr, eb);
+    }
+  });
   return count;
 }
 
 AccessCount naive_global_stores(Mapping m, int bx, int by, const GemmShape& s, int eb) {
   AccessCount count;
-  const int tile_cols = m == Mapping::row ? bx : by;
-  const int tile_rows = m == Mapping::row ? by : bx;
-  const std::int64_t grid_x = (s.n + tile_cols - 1) / tile_cols;
-  const std::int64_t grid_y = (s.m + tile_rows - 1) / tile_rows;
-  for (std::int64_t gy = 0; gy < grid_y; ++gy)
-    for (std::int64_t gx = 0; gx < grid_x; ++gx)
-      for (int w = 0; w < warps_per_block(bx, by); ++w) {
-        std::vector<std::uint64_t> addr;
-        for (const Lane& l : warp_lanes(m, bx, by, w)) {
-          const std::int64_t row = gy * tile_rows + l.r, col = gx * tile_cols + l.c;
-          if (row < s.m && col < s.n) addr.push_back(std::uint64_t(row * s.n + col) * eb);
-        }
-        if (addr.empty()) continue;
-        count.requests += 1;
-        count.units += global_sectors(addr, eb);
-      }
+  for_each_naive_warp(m, bx, by, s, [&](const auto& active) {
+    std::vector<std::uint64_t> addr;
+    for (auto [row, col] : active) addr.push_back(std::uint64_t(row * s.n + col) * eb);
+    count.requests += 1;
+    count.units += global_sectors(addr, eb);
+  });
   return count;
 }
 
