@@ -50,7 +50,7 @@ std::string case_name(const ::testing::TestParamInfo<CorrectnessVariant::ParamTy
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, CorrectnessVariant,
+INSTANTIATE_TEST_SUITE_P(Correctness, CorrectnessVariant,
                          ::testing::Combine(::testing::ValuesIn(device_variant_indices()),
                                             ::testing::ValuesIn(kOddShapes)),
                          case_name);
