@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_study import report  # noqa: E402
+from gemm_study import ncu, report  # noqa: E402
 from gemm_study.errors import InputError, run_cli  # noqa: E402
 from gemm_study.results import load_results, to_frame  # noqa: E402
 
@@ -25,7 +25,26 @@ LADDER_COLUMNS = ["variant", "gflops", "pct_of_cublas", "speedup_vs_naive", "spe
 COUNTER_COLUMNS = ["variant", "shape", "gflops", "gld_sectors", "gld_sectors_per_request",
                    "smem_ld_wavefronts_per_request", "smem_ld_bank_conflicts",
                    "achieved_occupancy", "theoretical_occupancy", "registers_per_thread",
-                   "smem_per_block_bytes", "dram_read_bytes"]
+                   "smem_per_block_bytes", "dram_read_bytes", "l2_hit_rate"]
+
+
+def ncu_agreement(kernel, exports):
+    by_benchmark = {}
+    for path in exports:
+        if not path.is_file():
+            raise InputError(f"{path}: no such file")
+        by_benchmark.update(ncu.sum_by_benchmark(ncu.parse_raw_csv(path.read_text())))
+    cupti = {row["name"]: row.to_dict() for _, row in kernel.iterrows()}
+    table = ncu.crosscheck(cupti, by_benchmark)
+    if not table:
+        return "No benchmark of the results appears in the ncu exports."
+    lines = ["| benchmark | metric | CUPTI | ncu | rule | agree |", "|---|---|---:|---:|---|---|"]
+    for r in table:
+        agree = {True: "yes", False: "NO", None: "-"}[r["agree"]]
+        lines.append(f"| {r['benchmark']} | {r['metric']} | {r['cupti']:.6g} | {r['ncu']:.6g} | {r['rule']} | {agree} |")
+    checked = [r for r in table if r["agree"] is not None]
+    lines.append(f"\n{sum(r['agree'] for r in checked)} of {len(checked)} required agreements hold.")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -33,6 +52,9 @@ def main(argv=None):
     parser.add_argument("results", type=Path, help="gemm-bench JSON (--benchmark_out)")
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md, CSV and figures")
     parser.add_argument("--ncu-crosscheck", type=Path, help="ncu_crosscheck.md to include")
+    parser.add_argument("--ncu", type=Path, action="append", default=[],
+                        help="an ncu raw CSV export (ncu -i R --csv --page raw) of the same benchmarks: "
+                             "adds a CUPTI-vs-ncu agreement table (repeatable)")
     parser.add_argument("--command", default="", help="the command that produced the results, for the report")
     args = parser.parse_args(argv)
     context, entries = load_results(args.results)
@@ -67,7 +89,9 @@ def main(argv=None):
         shape = max(data["shape"].unique(), key=lambda s: int(s.split("x")[0]))
         ladder = data[data["shape"] == shape].sort_values("gflops", ascending=False)
         cols = [c for c in LADDER_COLUMNS if c in ladder]
-        md += [f"## The ladder, {precision}, {shape}", "", report.markdown_table(ladder, cols), ""]
+        md += [f"## The ladder, {precision}, {shape}", "", report.markdown_table(ladder, cols), "",
+               f"Open any row in Nsight Compute: `scripts/ncu_session.py --variant <variant> --shape {shape} "
+               f"--precisions {precision} --set full`.", ""]
 
     md += ["## Tile and block sizes", ""]
     for precision in precisions:
@@ -102,6 +126,8 @@ def main(argv=None):
         if not args.ncu_crosscheck.is_file():
             raise InputError(f"{args.ncu_crosscheck}: no such file")
         md += ["## CUPTI vs Nsight Compute", "", args.ncu_crosscheck.read_text(), ""]
+    if args.ncu:
+        md += ["## CUPTI vs Nsight Compute (from the given exports)", "", ncu_agreement(kernel, args.ncu), ""]
     if not errors.empty:
         md += ["## Benchmarks that failed", ""] + [f"- {r.name}: {r.error}" for r in errors.itertuples()]
     written = report.figures(frame.assign(**{c: kernel[c] for c in []}), args.out, precisions)

@@ -51,3 +51,11 @@ def test_every_script_has_help(script):
     proc = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
     assert "usage:" in proc.stdout
+
+
+def test_ncu_exports_add_an_agreement_section(tmp_path, recorded):
+    export = DATA / "ncu_raw_naive_col.csv"  # a 1024^3 benchmark: not in the 512^3 results
+    assert report_main([str(recorded), "--out", str(tmp_path), "--ncu", str(export)]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "## CUPTI vs Nsight Compute (from the given exports)" in text
+    assert "No benchmark of the results appears in the ncu exports." in text
