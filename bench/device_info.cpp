@@ -62,8 +62,11 @@ std::optional<DeviceInfo> query_device(int ordinal, std::string& why_not) {
   d.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, ordinal);
   d.memory_bus_width_bits = prop.memoryBusWidth;
   d.l2_bytes = prop.l2CacheSize;
-  cudaDriverGetVersion(&d.driver_version);
-  cudaRuntimeGetVersion(&d.runtime_version);
+  if (cudaDriverGetVersion(&d.driver_version) != cudaSuccess ||
+      cudaRuntimeGetVersion(&d.runtime_version) != cudaSuccess) {
+    why_not = "no CUDA device: the driver or runtime version cannot be read";
+    return std::nullopt;
+  }
   d.total_memory = prop.totalGlobalMem;
   d.limits.max_threads_per_block = prop.maxThreadsPerBlock;
   for (int i = 0; i < 3; ++i) {
