@@ -8,4 +8,8 @@ command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build"
 (cd "$build" && ctest --output-on-failure)
+# ctest hides the output of skipped tests: show why the GPU tests were skipped, if they were.
+if reason=$(grep -h -m1 "no CUDA device available" "$build/Testing/Temporary/LastTest.log"); then
+  echo "GPU tests skipped: ${reason#*Skipped }"
+fi
 python3 -m pytest -q "$root/scripts/tests"

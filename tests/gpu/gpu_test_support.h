@@ -23,7 +23,7 @@ const DeviceInfo& device();
 #define GEMM_REQUIRE_GPU()                                                        \
   do {                                                                            \
     if (const auto& why = ::gemm::test::no_gpu_reason())                          \
-      GTEST_SKIP() << "no CUDA device available: " << *why;                      \
+      GTEST_SKIP() << "no CUDA device available (" << *why << ")";              \
   } while (0)
 
 // Fresh random inputs (the seed is printed once per process) and their host reference.
