@@ -140,6 +140,15 @@ struct CounterSession::Impl {
     CUPTI_CHECK(cuptiProfilerHostInitialize(&host_init));
     host = host_init.pHostObject;
 
+    // Ask about each name first: adding an unknown one fails with a status that names nothing.
+    for (const char* name : c_names) {
+      auto props = CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
+      props.pHostObject = host;
+      props.pMetricName = name;
+      if (cuptiProfilerHostGetMetricProperties(&props) != CUPTI_SUCCESS)
+        throw UnknownMetric(std::string("the ") + chip + " chip has no metric '" + name +
+                            "'; list valid names with `ncu --query-metrics --chip " + chip + "`");
+    }
     auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = host;
     add.ppMetricNames = c_names.data();
