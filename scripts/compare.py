@@ -33,6 +33,11 @@ def main(argv=None):
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
     parser.add_argument("--json", type=Path, help="write the full comparison as JSON here")
     args = parser.parse_args(argv)
+    for name, value, low, high in [("--min-effect", args.min_effect, 0, 1), ("--alpha", args.alpha, 0, 1),
+                                   ("--count-tolerance", args.count_tolerance, 0, 1),
+                                   ("--counter-effect", args.counter_effect, 0, 1)]:
+        if not low <= value < high:
+            raise InputError(f"{name} {value}: expected a fraction in [{low}, {high})")
     aliases = {}
     for item in args.alias:
         if "=" not in item:

@@ -33,8 +33,8 @@ def main(argv=None):
     parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
     parser.add_argument("--out", type=Path, required=True, help="folder for the JSON, report and table")
     args = parser.parse_args(argv)
+    m, n, k = ncu.check_shape(args.shape).split("x")
     args.out.mkdir(parents=True, exist_ok=True)
-    m, n, k = args.shape.split("x")
     bench_filter = f"^gemm/(fp32|fp64)/({args.filter})/m:{m}/n:{n}/k:{k}(/manual_time)?$"
     results = args.out / f"cupti_{args.shape}.json"
     subprocess.run([args.bench, f"--shapes={args.shape}", f"--precisions={args.precisions}",
@@ -51,17 +51,8 @@ def main(argv=None):
     if not table:
         raise InputError("no benchmark was measured by both CUPTI and ncu")
     lines = [f"CUPTI (gemm-bench counters) vs ncu, shape {args.shape}, ncu --clock-control none.",
-             f"ncu command: {' '.join(cmd)}", "",
-             "| benchmark | metric | CUPTI | ncu | rule | agree |", "|---|---|---:|---:|---|---|"]
-    failures = 0
-    for row in table:
-        agree = {True: "yes", False: "NO", None: "-"}[row["agree"]]
-        failures += row["agree"] is False
-        lines.append(f"| {row['benchmark'].replace('/manual_time', '')} | {row['metric']} | "
-                     f"{row['cupti']:.6g} | {row['ncu']:.6g} | {row['rule']} | {agree} |")
-    checked = sum(r["agree"] is not None for r in table)
-    lines.append(f"\n{checked - failures} of {checked} required agreements hold "
-                 f"({len({r['benchmark'] for r in table})} benchmarks).")
+             f"ncu command: {' '.join(cmd)}", "", ncu.agreement_markdown(table)]
+    failures = sum(r["agree"] is False for r in table)
     report = "\n".join(lines) + "\n"
     (args.out / "ncu_crosscheck.md").write_text(report)
     (args.out / "ncu_crosscheck.json").write_text(json.dumps(table, indent=2))

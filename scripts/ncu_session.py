@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_study import ncu  # noqa: E402
-from gemm_study.errors import InputError, run_cli  # noqa: E402
+from gemm_study.errors import run_cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,8 +57,7 @@ def main(argv=None):
     parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
     parser.add_argument("--out", type=Path, default=Path("ncu"))
     args = parser.parse_args(argv)
-    if not re.fullmatch(r"\d+x\d+x\d+", args.shape):
-        raise InputError(f"--shape {args.shape!r}: expected MxNxK")
+    ncu.check_shape(args.shape)
     selection = re.escape(args.variant) if args.variant else args.filter
     m, n, k = args.shape.split("x")
     bench_filter = f"^gemm/(fp32|fp64)/({selection})/m:{m}/n:{n}/k:{k}(/manual_time)?$"

@@ -38,13 +38,7 @@ def ncu_agreement(kernel, exports):
     table = ncu.crosscheck(cupti, by_benchmark)
     if not table:
         return "No benchmark of the results appears in the ncu exports."
-    lines = ["| benchmark | metric | CUPTI | ncu | rule | agree |", "|---|---|---:|---:|---|---|"]
-    for r in table:
-        agree = {True: "yes", False: "NO", None: "-"}[r["agree"]]
-        lines.append(f"| {r['benchmark']} | {r['metric']} | {r['cupti']:.6g} | {r['ncu']:.6g} | {r['rule']} | {agree} |")
-    checked = [r for r in table if r["agree"] is not None]
-    lines.append(f"\n{sum(r['agree'] for r in checked)} of {len(checked)} required agreements hold.")
-    return "\n".join(lines)
+    return ncu.agreement_markdown(table)
 
 
 def main(argv=None):

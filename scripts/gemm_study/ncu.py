@@ -38,6 +38,26 @@ def slug(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "all"
 
 
+def check_shape(text):
+    """'MxNxK' with positive integers, or InputError."""
+    if not re.fullmatch(r"[1-9]\d*x[1-9]\d*x[1-9]\d*", text or ""):
+        raise InputError(f"shape {text!r}: expected MxNxK with positive integers, e.g. 1024x1024x1024")
+    return text
+
+
+def agreement_markdown(table):
+    """The CUPTI-vs-ncu table and its tally, as markdown."""
+    lines = ["| benchmark | metric | CUPTI | ncu | rule | agree |", "|---|---|---:|---:|---|---|"]
+    for row in table:
+        agree = {True: "yes", False: "NO", None: "-"}[row["agree"]]
+        lines.append(f"| {re.sub(r'/manual_time$', '', row['benchmark'])} | {row['metric']} | "
+                     f"{row['cupti']:.6g} | {row['ncu']:.6g} | {row['rule']} | {agree} |")
+    checked = [r for r in table if r["agree"] is not None]
+    lines.append(f"\n{sum(r['agree'] for r in checked)} of {len(checked)} required agreements hold "
+                 f"({len({r['benchmark'] for r in table})} benchmarks).")
+    return "\n".join(lines)
+
+
 def default_metrics():
     return [m.cupti for m in load_catalogue().values() if m.kind == "metric"]
 

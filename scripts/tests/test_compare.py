@@ -114,3 +114,10 @@ def test_help(capsys):
         compare_main(["--help"])
     assert done.value.code == 0
     assert "Exit status" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", [["--min-effect", "-0.1"], ["--alpha", "1.5"], ["--count-tolerance", "-1"]])
+def test_bad_settings_are_bad_input(tmp_path, recorded, capsys, flag):
+    from gemm_study.errors import run_cli
+    assert run_cli(compare_main, [str(recorded), str(recorded), *flag]) == 2
+    assert "expected a fraction" in capsys.readouterr().err

@@ -59,3 +59,15 @@ def test_catalogue_is_parsed_with_directions():
     assert catalogue["gflops"].better == "higher"
     assert catalogue["theoretical_occupancy"].kind == "launch"
     assert len(ncu.default_metrics()) == 15
+
+
+@pytest.mark.parametrize("script", ["ncu_session", "ncu_crosscheck"])
+@pytest.mark.parametrize("shape", ["1024x1024", "0x4x4", "axbxc"])
+def test_bad_shape_is_bad_input(tmp_path, capsys, script, shape):
+    import importlib
+
+    from gemm_study.errors import run_cli
+    module = importlib.import_module(script)
+    extra = ["--variant", "shared/tile:16"] if script == "ncu_session" else []
+    assert run_cli(module.main, [*extra, "--shape", shape, "--out", str(tmp_path)]) == 2
+    assert "expected MxNxK" in capsys.readouterr().err
