@@ -1,5 +1,6 @@
 // One naming scheme everywhere: Google Benchmark names, NVTX range names that ncu's
 // --nvtx-include syntax cannot misread, and the ncu command that selects one benchmark.
+// The grammar itself is benchmark_names.inc, which the Python tools read too.
 #pragma once
 
 #include <string>
@@ -12,6 +13,9 @@ namespace gemm {
 std::string benchmark_name(Precision p, const std::string& variant, const GemmShape& s);
 // The same with the prefix "gemm_e2e": timed with the host-device copies.
 std::string end_to_end_name(Precision p, const std::string& variant, const GemmShape& s);
+
+// Whether `variant` follows the grammar <family>[/<param>:<value>]... (benchmark_names.inc).
+bool is_variant_name(const std::string& variant);
 
 // ncu reads / @ , [ ] * + in --nvtx-include as syntax and ':' is risky in its other filters:
 // '/' becomes '.', ':' becomes '-', so

@@ -11,8 +11,8 @@
 namespace gemm {
 namespace {
 
-bool is_percentage(const std::string& cupti_name) {
-  return cupti_name.size() > 4 && cupti_name.compare(cupti_name.size() - 4, 4, ".pct") == 0;
+bool is_additive(const std::string& cupti_name) {
+  return cupti_name.size() > 4 && cupti_name.compare(cupti_name.size() - 4, 4, ".sum") == 0;
 }
 
 // The current driver context, looked up through the runtime so that nothing links libcuda:
@@ -51,7 +51,7 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
     GEMM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context
     CUcontext context = current_context();
     session_ = std::make_unique<CounterSession>(context, device.ordinal, cupti_names);
-    status_ = "collected: CUPTI range profiler, auto range, kernel replay, " +
+    status_ = "collected: CUPTI range profiler, auto range, user replay (the launch re-run per pass), " +
               std::to_string(session_->passes()) + " passes per kernel";
   } catch (const CountersUnavailable& e) {
     session_.reset();
@@ -60,39 +60,47 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
   if (!session_) std::fprintf(stderr, "gemm-bench: counters %s\n", status_.c_str());
 }
 
-CounterValues CounterCollector::collect(const std::function<void()>& launch) {
+CounterValues CounterCollector::collect(const std::function<void()>& launch,
+                                       const std::function<void()>& before_each_pass) {
   if (!session_) throw CountersUnavailable(status_);
   std::vector<KernelCounters> kernels;
   try {
-    kernels = session_->profile(launch);
+    kernels = session_->profile(launch, before_each_pass);
   } catch (const CountersUnavailable& e) {
     session_.reset();
     status_ = std::string("unavailable: ") + e.what();
     std::fprintf(stderr, "gemm-bench: counters %s\n", status_.c_str());
     throw;
   }
-  const auto& cupti_names = session_->metric_names();
-  const std::size_t time_index = [&] {
-    for (std::size_t i = 0; i < short_names_.size(); ++i)
-      if (short_names_[i] == "gpu_time_ns") return i;
-    return std::size_t(0);
-  }();
-  CounterValues sums;
+  CounterValues sums = aggregate_kernels(session_->metric_names(), short_names_, kernels);
+  sums["profiled_kernels"] = double(kernels.size());
+  return sums;
+}
+
+CounterValues aggregate_kernels(const std::vector<std::string>& cupti_names,
+                                const std::vector<std::string>& short_names,
+                                const std::vector<KernelCounters>& kernels) {
+  CounterValues out;
+  if (kernels.empty()) return out;
+  std::optional<std::size_t> time_index;
+  for (std::size_t i = 0; i < short_names.size(); ++i)
+    if (short_names[i] == "gpu_time_ns") time_index = i;
   double total_time = 0;
-  for (const auto& k : kernels) total_time += k.values[time_index];
+  if (time_index)
+    for (const auto& k : kernels) total_time += k.values[*time_index];
   for (std::size_t m = 0; m < cupti_names.size(); ++m) {
     double value = 0;
     for (const auto& k : kernels) {
-      if (is_percentage(cupti_names[m]))
-        value += total_time > 0 ? k.values[m] * k.values[time_index] / total_time
-                                : k.values[m] / double(kernels.size());
-      else
+      if (is_additive(cupti_names[m]))
         value += k.values[m];
+      else if (total_time > 0)
+        value += k.values[m] * k.values[*time_index] / total_time;
+      else
+        value += k.values[m] / double(kernels.size());
     }
-    if (!kernels.empty()) sums[short_names_[m]] = value;
+    out[short_names[m]] = value;
   }
-  sums["profiled_kernels"] = double(kernels.size());
-  return sums;
+  return out;
 }
 
 double occupancy_percent(int blocks_per_sm, long long threads_per_block, int max_threads_per_sm,

@@ -32,13 +32,21 @@ class CounterCollector {
   // Profiles one run of `launch` (every kernel it launches) and sums the kernels: counts add
   // up, percentages are weighted by each kernel's duration. Extra metrics keep their raw names.
   // Throws CountersUnavailable if collection fails mid-run (the collector then turns off).
-  CounterValues collect(const std::function<void()>& launch);
+  CounterValues collect(const std::function<void()>& launch,
+                        const std::function<void()>& before_each_pass = {});
 
  private:
   std::unique_ptr<CounterSession> session_;
   std::vector<std::string> short_names_;  // per session metric; raw name for extras
   std::string status_ = "not started";
 };
+
+// One value per metric for a launch of several kernels (cuBLAS may launch more than one):
+// .sum metrics add up; every other rollup (averages, percentages, ratios) is averaged over the
+// kernels weighted by their duration (gpu_time_ns), or equally when that is not collected.
+CounterValues aggregate_kernels(const std::vector<std::string>& cupti_names,
+                                const std::vector<std::string>& short_names,
+                                const std::vector<KernelCounters>& kernels);
 
 // theoretical_occupancy, registers_per_thread, smem_per_block_bytes for a kernel variant.
 CounterValues launch_facts(const Variant& v, const GemmShape& shape, const DeviceLimits& limits);

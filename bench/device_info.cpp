@@ -74,6 +74,9 @@ std::optional<DeviceInfo> query_device(int ordinal, std::string& why_not) {
     d.limits.max_grid_dim[i] = prop.maxGridSize[i];
   }
   d.limits.max_smem_per_block = prop.sharedMemPerBlock;
+  d.limits.max_smem_per_block_optin = prop.sharedMemPerBlockOptin;
+  d.limits.cc_major = prop.major;
+  d.limits.cc_minor = prop.minor;
   d.limits.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
   d.limits.sm_count = prop.multiProcessorCount;
   d.limits.warp_size = prop.warpSize;

@@ -3,24 +3,44 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <sstream>
 
 #include "benchmark_names.h"
+#include "clock_probe.h"
 #include "cuda_check.h"
 #include "metric_catalogue.h"
 #include "nvtx_range.h"
 #include "reference.h"
+#include "tags.h"
 #include "timing.h"
+#include "variant_facts.h"
 #include "workspace.h"
 
 namespace gemm {
 namespace {
 
+// Adds the wall time of its scope to a stage's total.
+class StageTimer {
+ public:
+  explicit StageTimer(double& total) : total_(total) {}
+  ~StageTimer() {
+    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // What one benchmark computes once and reports on every call Google Benchmark makes.
 struct CaseState {
+  // Wall seconds in each stage, summed over every call Google Benchmark makes (its iteration
+  // probes included): the study's time breakdown is built from these.
+  double verify_s = 0, timing_s = 0, counters_s = 0;
   bool verified = false;
   Verification verification;
   std::string error;
@@ -123,10 +143,16 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
     cs.counters_done = true;
     if (ctx.device) cs.counters = launch_facts(v, c.shape, ctx.device->limits);
     if (ctx.counters.available()) {
+      StageTimer stage{cs.counters_s};
       NvtxRange range{kCountersRange};
       const Operands ops = operands(ws, false);
+      // Counters see the cache state the timing saw: warm after the timed launches (each
+      // pass runs right after the previous one), or flushed before every pass (--flush-l2).
+      std::function<void()> before_each_pass;
+      if (ctx.options.flush_l2) before_each_pass = [&] { flush_l2(ctx.stream); };
       try {
-        CounterValues measured = ctx.counters.collect([&] { v.run(ops, ctx.stream); });
+        CounterValues measured =
+            ctx.counters.collect([&] { v.run(ops, ctx.stream); }, before_each_pass);
         cs.counters.insert(measured.begin(), measured.end());
       } catch (const CountersUnavailable&) {
         // Reported once by the collector; this benchmark goes on without counters.
@@ -157,6 +183,7 @@ void run_case(benchmark::State& state, const BenchCase& c) {
   try {
     Workspace& ws = workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value());
     if (!cs.verified) {
+      StageTimer stage{cs.verify_s};
       cs.verified = true;
       cs.verification = verify_once(c, ws, ctx.stream);
       if (!cs.verification.passed) cs.error = describe_failure(cs.verification);
@@ -167,9 +194,13 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     }
     const auto work = timed_work(c, ws, ctx.stream);
     TimingResult t;
+    std::optional<double> clock_mhz;
+    std::optional<bool> throttled;
     if (host) {
+      StageTimer stage{cs.timing_s};
       t = time_host(state, work);
     } else {
+      StageTimer stage{cs.timing_s};
       double single_ms = 0;
       {
         NvtxRange warmup{kWarmupRange};
@@ -179,6 +210,10 @@ void run_case(benchmark::State& state, const BenchCase& c) {
       t = time_gpu(state, work, ctx.stream, ctx.options.flush_l2, batch);
       GEMM_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
       GEMM_CUDA_CHECK(cudaGetLastError());
+      if (!ctx.options.profile) {
+        clock_mhz = measure_sm_clock_mhz(ctx.stream);
+        throttled = clock_throttled(ctx.device->ordinal);
+      }
     }
     if (v.family == "cublas" && !c.end_to_end)
       cublas_medians()[cublas_key(v.precision, c.shape)] = t.median_ms;
@@ -192,7 +227,12 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     if (!host && !c.end_to_end)
       state.counters["pct_of_cublas"] =
           100.0 * cublas_median_ms(v.precision, ws, ctx.stream) / t.median_ms;
+    if (clock_mhz) state.counters["sm_clock_mhz"] = *clock_mhz;
+    if (throttled) state.counters["clock_throttled"] = *throttled ? 1 : 0;
     if (!ctx.options.profile && !host) attach_counters(state, c, ws, ctx);
+    state.counters["stage_verify_s"] = cs.verify_s;
+    state.counters["stage_timing_s"] = cs.timing_s;
+    state.counters["stage_counters_s"] = cs.counters_s;
 
     std::string label = host ? "host time, one core, median"
                              : (c.end_to_end ? "with H2D+D2H copies, events, median"
@@ -205,13 +245,6 @@ void run_case(benchmark::State& state, const BenchCase& c) {
   }
 }
 
-bool is_end_to_end_variant(const Variant& v) {
-  // Seed 001 reports these three with copies included: 1-D, 2-D and shared-memory kernels.
-  const std::string n = v.name();
-  return n == "grid_stride/threads:256" || n == "naive_row/block:16x16" ||
-         n == "shared/tile:32" || n == "cublas";
-}
-
 }  // namespace
 
 StudyContext& study() {
@@ -219,23 +252,43 @@ StudyContext& study() {
   return ctx;
 }
 
+namespace {
+
+bool selected(const Variant& v, Precision p, const StudyContext& ctx) {
+  const Options& o = ctx.options;
+  const bool on_host = v.backend == Backend::cpu;
+  if (v.precision != p || !selects_tags(o, v.tags)) return false;
+  if (o.cpu_only) return on_host;
+  return !(o.profile && on_host);
+}
+
+// The variant's own precondition and the launch limits, on this device; without one, only
+// the precondition against Hopper's limits is unknown, so nothing is refused.
+std::optional<std::string> why_refused(const Variant& v, const GemmShape& s,
+                                       const StudyContext& ctx) {
+  if (ctx.device && v.backend != Backend::cpu) return check_launch(v, s, ctx.device->limits);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Registration register_study(const StudyContext& ctx) {
   Registration reg;
   const Options& o = ctx.options;
+  // Without a device nothing runs (main stops first), but --list shows what would.
+  const bool list_only = !ctx.device;
   auto add = [&](const Variant& v, const GemmShape& s, bool end_to_end) {
     const std::string name = end_to_end ? end_to_end_name(v.precision, v.name(), s)
                                         : benchmark_name(v.precision, v.name(), s);
-    if (ctx.device && v.backend != Backend::cpu) {
-      if (auto bad = check_launch(v, s, ctx.device->limits)) {
-        reg.skipped.push_back({name, *bad});
-        return;
-      }
+    if (auto refused = why_refused(v, s, ctx)) {
+      reg.skipped.push_back({name, *refused, ""});
+      return;
     }
     if (!o.uncapped && v.default_max_work > 0 && s.work() > v.default_max_work) {
       std::ostringstream why;
       why << "capped: " << v.family << " runs only up to M*N*K = " << v.default_max_work
           << " by default (--uncapped lifts it)";
-      reg.skipped.push_back({name, why.str()});
+      reg.skipped.push_back({name, why.str(), v.family});
       return;
     }
     BenchCase c;
@@ -249,21 +302,20 @@ Registration register_study(const StudyContext& ctx) {
     // MinTime() and Iterations() would append "/min_time:..." or "/iterations:..." to the
     // name: the time goes in as a flag (main), which --profile sets to one iteration.
     b->UseManualTime()->Unit(benchmark::kMillisecond);
-    reg.registered.push_back(name);
+    reg.registered.push_back(
+        {name, &v, variant_facts_json(v, s, end_to_end, ctx.device.has_value())});
   };
 
   for (const auto& shape : o.shapes) {
     for (Precision p : o.precisions) {
       for (const auto& v : all_variants()) {
-        const bool on_host = v.backend == Backend::cpu;
-        if (v.precision != p || (o.cpu_only && !on_host) || (!on_host && !ctx.device) ||
-            (o.profile && on_host))
+        if (!selected(v, p, ctx) || (list_only && o.cpu_only && v.backend != Backend::cpu))
           continue;
         add(v, shape, false);
       }
-      if (o.end_to_end && !o.cpu_only && ctx.device)
-        for (const auto& v : all_variants())
-          if (v.precision == p && is_end_to_end_variant(v)) add(v, shape, true);
+      if (!o.end_to_end || o.cpu_only) continue;
+      for (const auto& v : all_variants())
+        if (v.has_tag(tag::e2e) && selected(v, p, ctx)) add(v, shape, true);
     }
   }
   return reg;

@@ -27,15 +27,24 @@ StudyContext& study();
 struct Skipped {
   std::string benchmark;
   std::string reason;
+  std::string capped_family;  // set when the reason is a default-sweep cap, not a refusal
+};
+
+struct Registered {
+  std::string name;        // without /manual_time
+  const Variant* variant;
+  std::string facts_json;  // the "variant" object of its JSON entries
 };
 
 struct Registration {
-  std::vector<std::string> registered;
+  std::vector<Registered> registered;
   std::vector<Skipped> skipped;
 };
 
-// Registers one benchmark per selected variant x precision x shape (and the end-to-end ones).
-// Variants that cannot run a shape on this device, or that are capped, are listed as skipped.
+// Registers one benchmark per variant x precision x shape that the options select (tags,
+// precisions, --cpu-only; variants tagged e2e also end to end). Variants that cannot run a
+// shape on this device (with their reason) or that are capped are listed as skipped. Without a
+// device, only listing is possible: every GPU benchmark is registered, unchecked, for --list.
 Registration register_study(const StudyContext& ctx);
 
 }  // namespace gemm

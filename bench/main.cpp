@@ -7,13 +7,18 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "benchmark_names.h"
 #include "cuda_check.h"
 #include "gemm_benchmark.h"
+#include "reporters.h"
+#include "tags.h"
 
 #ifndef GEMM_GIT_REVISION
 #define GEMM_GIT_REVISION "unknown"
@@ -32,6 +37,40 @@ int fail(int status, const std::string& message) {
   return status;
 }
 
+// The value of a --benchmark_* flag among the pass-through arguments, or "".
+std::string flag_value(const std::vector<std::string>& args, const std::string& flag) {
+  std::string value;
+  for (const auto& a : args)
+    if (a.rfind(flag + "=", 0) == 0) value = a.substr(flag.size() + 1);
+  return value;
+}
+
+bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
+  return std::any_of(args.begin(), args.end(),
+                     [&](const std::string& a) { return a == flag || a.rfind(flag + "=", 0) == 0; });
+}
+
+// Google Benchmark's filter as it applies it: a regex, or "-regex" for what it does not match.
+bool matches_filter(const std::string& name, const std::string& filter) {
+  if (filter.empty() || filter == "all" || filter == ".") return true;
+  const bool negative = filter[0] == '-';
+  try {
+    const bool found = std::regex_search(name + "/manual_time",
+                                         std::regex(negative ? filter.substr(1) : filter));
+    return negative ? !found : found;
+  } catch (const std::regex_error&) {
+    return true;  // Google Benchmark reports a bad filter itself
+  }
+}
+
+std::string skipped_json(const std::vector<gemm::Skipped>& skipped) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < skipped.size(); ++i)
+    out += std::string(i ? ", " : "") + "{\"benchmark\": " + gemm::json_string(skipped[i].benchmark) +
+           ", \"reason\": " + gemm::json_string(skipped[i].reason) + "}";
+  return out + "]";
+}
+
 void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   if (ctx.device)
     for (const auto& [key, value] : gemm::context_entries(*ctx.device))
@@ -42,19 +81,143 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
                     : "kernel only: CUDA events around the launches after a warm-up launch; "
                       "gflops and pct_of_cublas from the median launch time; gemm_e2e "
                       "benchmarks include the host-device copies; cpu_serial is host time");
-  benchmark::AddCustomContext("l2_state", ctx.options.flush_l2
-                                              ? "cold: L2 flushed before every timed iteration"
-                                              : "warm: inputs reused across launches");
+  benchmark::AddCustomContext("l2_state", ctx.options.flush_l2 ? "cold" : "warm");
+  benchmark::AddCustomContext("l2_state_detail",
+                              ctx.options.flush_l2
+                                  ? "cold: L2 flushed before every timed iteration and before "
+                                    "the counters' launch"
+                                  : "warm: inputs reused across launches; counters collected "
+                                    "right after the timed launches");
   benchmark::AddCustomContext("counters", ctx.counters.status());
   benchmark::AddCustomContext("verification",
                               "once per benchmark on NaN-poisoned output against an FP64 "
                               "(host) or double-double (device) reference; counter max_rel_err");
+  benchmark::AddCustomContext("clock",
+                              "sm_clock_mhz: clock64 cycles over %globaltimer ns of a probe "
+                              "kernel right after the timed launches; clock_throttled: NVML "
+                              "clock-event reasons other than idle at that moment");
   benchmark::AddCustomContext("input_seed", std::to_string(ctx.seed));
   benchmark::AddCustomContext("git_revision", GEMM_GIT_REVISION);
   benchmark::AddCustomContext("gemm_build_type", GEMM_BUILD_TYPE);
-  std::string skipped;
-  for (const auto& s : reg.skipped) skipped += s.benchmark + ": " + s.reason + "; ";
-  benchmark::AddCustomContext("skipped", skipped.empty() ? "none" : skipped);
+  benchmark::AddCustomContext("skipped", skipped_json(reg.skipped));
+}
+
+// Refusals that the filter selects, one line each; caps, one line per family.
+void print_skipped(const gemm::Registration& reg, const std::string& filter) {
+  std::map<std::string, int> capped;
+  for (const auto& s : reg.skipped) {
+    if (!matches_filter(s.benchmark, filter)) continue;
+    if (!s.capped_family.empty())
+      ++capped[s.capped_family];
+    else
+      std::fprintf(stderr, "skipped %s: %s\n", s.benchmark.c_str(), s.reason.c_str());
+  }
+  for (const auto& [family, count] : capped)
+    std::fprintf(stderr, "capped: %d %s benchmark(s) above the default sweep's limit "
+                 "(--uncapped lifts it; --help lists the caps)\n", count, family.c_str());
+}
+
+void print_list(const gemm::StudyContext& ctx, const gemm::Registration& reg,
+                const std::string& filter) {
+  if (!ctx.device)
+    std::fprintf(stderr, "gemm-bench: no GPU here; the benchmarks below need one\n");
+  for (const auto& r : reg.registered) {
+    if (!matches_filter(r.name, filter)) continue;
+    std::string tags;
+    for (const auto& t : r.variant->tags) tags += (tags.empty() ? "" : ",") + t;
+    std::cout << r.name << "\ttags=" << tags
+              << (!ctx.device && r.variant->backend != gemm::Backend::cpu ? "\tneeds a GPU" : "")
+              << "\n";
+  }
+}
+
+// The name must be a benchmark of this build, not only well formed.
+bool is_known_benchmark(const std::string& name) {
+  gemm::ParsedName parsed;
+  if (!gemm::parse_benchmark_name(name, parsed)) return false;
+  for (const auto& v : gemm::all_variants())
+    if (v.name() == parsed.variant && v.precision == parsed.precision &&
+        (!parsed.end_to_end || v.has_tag(gemm::tag::e2e)))
+      return true;
+  return false;
+}
+
+// Sets up the device, its stream and the counters; a one-line reason on failure.
+int prepare_device(gemm::StudyContext& ctx, bool listing) {
+  using namespace gemm;
+  const Options& o = ctx.options;
+  std::string no_gpu;
+  ctx.device = query_device(0, no_gpu);
+  if (!ctx.device && !o.cpu_only && !listing)
+    return fail(kBadInput, no_gpu + " (--cpu-only runs the serial CPU baseline; --list shows "
+                                    "what would run; results measured on GPUs are committed "
+                                    "under reports/)");
+  if (!ctx.device) return 0;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  GEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  for (const auto& shape : o.shapes)
+    for (Precision p : o.precisions)
+      if (auto bad = check_fits_memory(shape, p, free_bytes)) return fail(kBadInput, *bad);
+  GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
+  const bool want_counters = o.counters && !o.profile && !listing;
+  const std::string why_off = !o.counters ? "disabled by --counters=off"
+                              : o.profile ? "off in --profile mode (for external profilers)"
+                                          : "not needed to list";
+  try {
+    ctx.counters.start(*ctx.device, want_counters, why_off, o.extra_metrics);
+  } catch (const UnknownMetric& e) {
+    return fail(kBadInput, e.what());
+  }
+  return 0;
+}
+
+// Google Benchmark's own arguments: --min-time becomes its flag unless given, spelled for the
+// version we were built against (1.7: plain seconds; 1.8: with a unit, "x" for iterations).
+std::vector<std::string> benchmark_arguments(const gemm::Options& o) {
+  std::vector<std::string> args = o.passthrough;
+#ifdef GEMM_MIN_TIME_HAS_UNITS
+  const std::string one_iteration = "1x", seconds_unit = "s";
+#else
+  const std::string one_iteration = "1e-9", seconds_unit = "";  // 1 ns: a single iteration
+#endif
+  if (!has_flag(args, "--benchmark_min_time"))
+    args.push_back("--benchmark_min_time=" +
+                   (o.profile ? one_iteration : std::to_string(o.min_time_s) + seconds_unit));
+  return args;
+}
+
+int run_benchmarks(gemm::StudyContext& ctx, const gemm::Registration& reg) {
+  std::vector<std::string> args = benchmark_arguments(ctx.options);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int argc = int(args.size());
+  benchmark::Initialize(&argc, argv.data());
+  if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return kBadInput;
+
+  const std::string filter = flag_value(args, "--benchmark_filter");
+  std::size_t selected = 0;
+  std::map<std::string, std::string> facts;
+  for (const auto& r : reg.registered) {
+    facts[r.name] = r.facts_json;
+    selected += matches_filter(r.name, filter) ? 1 : 0;
+  }
+  const std::string reps = flag_value(args, "--benchmark_repetitions");
+  const std::size_t repetitions = reps.empty() ? 1 : std::max(1, std::atoi(reps.c_str()));
+  gemm::ProgressReporter display(selected * repetitions);
+  const std::string out = flag_value(args, "--benchmark_out");
+  const std::string format = flag_value(args, "--benchmark_out_format");
+  std::unique_ptr<gemm::FactsJsonReporter> file;
+  if (!out.empty() && (format.empty() || format == "json"))
+    file = std::make_unique<gemm::FactsJsonReporter>(std::move(facts));
+  const std::size_t ran = file ? benchmark::RunSpecifiedBenchmarks(&display, file.get())
+                               : benchmark::RunSpecifiedBenchmarks(&display);
+  benchmark::Shutdown();
+  if (ran == 0) return fail(kBadInput, "no benchmark matched (see --list)");
+  if (ctx.failed_benchmarks > 0)
+    return fail(kRuntimeFailure, std::to_string(ctx.failed_benchmarks) +
+                                     " benchmark(s) failed: see error_message in the output");
+  return 0;
 }
 
 int run(int argc, char** argv) {
@@ -75,76 +238,29 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (o.ncu_command_for) {
-    try {
-      std::cout << ncu_command(*o.ncu_command_for, argv[0]) << "\n";
-      return 0;
-    } catch (const std::invalid_argument& e) {
-      return fail(kBadInput, e.what());
-    }
+    if (!is_known_benchmark(*o.ncu_command_for))
+      return fail(kBadInput, "'" + *o.ncu_command_for +
+                                 "' is not a benchmark of this build (gemm/<precision>/<variant>"
+                                 "/m:M/n:N/k:K; see --list)");
+    std::cout << ncu_command(*o.ncu_command_for, argv[0]) << "\n";
+    return 0;
   }
 
   ctx.seed = o.seed ? *o.seed : std::random_device{}();
-  std::string no_gpu;
-  ctx.device = query_device(0, no_gpu);
-  if (!ctx.device && !o.cpu_only && !o.list)
-    return fail(kBadInput, no_gpu + " (--cpu-only runs the serial CPU baseline; results "
-                                    "measured on GPUs are committed under reports/)");
-  if (ctx.device) {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    GEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    for (const auto& shape : o.shapes)
-      for (Precision p : o.precisions)
-        if (auto bad = check_fits_memory(shape, p, free_bytes)) return fail(kBadInput, *bad);
-    GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
-  }
-
-  const bool want_counters = o.counters && !o.profile && ctx.device.has_value();
-  const std::string why_off = !o.counters  ? "disabled by --counters=off"
-                              : o.profile  ? "off in --profile mode (for external profilers)"
-                                           : "no GPU";
-  try {
-    if (ctx.device) ctx.counters.start(*ctx.device, want_counters, why_off, o.extra_metrics);
-  } catch (const UnknownMetric& e) {
-    return fail(kBadInput, e.what());
-  }
+  const bool listing = o.list || has_flag(o.passthrough, "--benchmark_list_tests");
+  if (int status = prepare_device(ctx, listing)) return status;
 
   const Registration reg = register_study(ctx);
-  for (const auto& s : reg.skipped)
-    std::fprintf(stderr, "skipped %s: %s\n", s.benchmark.c_str(), s.reason.c_str());
+  const std::string filter = flag_value(o.passthrough, "--benchmark_filter");
+  print_skipped(reg, filter);
   if (o.list) {
-    for (const auto& name : reg.registered) std::cout << name << "\n";
+    print_list(ctx, reg, filter);
     return 0;
   }
+  if (!ctx.device && !o.cpu_only)
+    std::fprintf(stderr, "gemm-bench: no GPU here; the benchmarks below need one\n");
   add_context(ctx, reg);
-
-  // --min-time becomes Google Benchmark's flag unless that was given, spelled for the version
-  // we were built against (1.7: plain seconds; 1.8: with a unit, "x" for iterations).
-  std::vector<std::string> passthrough = o.passthrough;
-  const bool min_time_given =
-      std::any_of(passthrough.begin(), passthrough.end(), [](const std::string& a) {
-        return a.rfind("--benchmark_min_time", 0) == 0;
-      });
-#ifdef GEMM_MIN_TIME_HAS_UNITS
-  const std::string one_iteration = "1x", seconds_unit = "s";
-#else
-  const std::string one_iteration = "1e-9", seconds_unit = "";  // 1 ns: a single iteration
-#endif
-  if (!min_time_given)
-    passthrough.push_back("--benchmark_min_time=" +
-                          (o.profile ? one_iteration : std::to_string(o.min_time_s) + seconds_unit));
-  std::vector<char*> gb_args;
-  for (const auto& a : passthrough) gb_args.push_back(const_cast<char*>(a.c_str()));
-  gb_args.push_back(nullptr);
-  int gb_argc = int(passthrough.size());
-  benchmark::Initialize(&gb_argc, gb_args.data());
-  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_args.data())) return kBadInput;
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  if (ran == 0) return fail(kBadInput, "no benchmark matched (see --list)");
-  if (ctx.failed_benchmarks > 0)
-    return fail(kRuntimeFailure, std::to_string(ctx.failed_benchmarks) +
-                                     " benchmark(s) failed: see error_message in the output");
-  return 0;
+  return run_benchmarks(ctx, reg);
 }
 
 }  // namespace

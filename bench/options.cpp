@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "metric_catalogue.h"
+#include "tags.h"
 #include "variant.h"
 
 namespace gemm {
@@ -37,6 +39,11 @@ GemmShape checked(GemmShape s, const std::string& flag) {
   return s;
 }
 
+template <typename T>
+void append(std::vector<T>& to, const std::vector<T>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
 bool parse_on_off(const std::string& value, const std::string& flag) {
   if (value == "on") return true;
   if (value == "off") return false;
@@ -49,9 +56,134 @@ std::vector<GemmShape> default_shapes() {
   return {{512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
 }
 
+namespace {
+
+std::vector<GemmShape> parse_sizes(const std::string& value) {
+  std::vector<GemmShape> shapes;
+  for (const auto& item : split(value, ',')) {
+    const auto n = parse_positive(item, "--sizes");
+    shapes.push_back(checked({n, n, n}, "--sizes"));
+  }
+  return shapes;
+}
+
+std::vector<GemmShape> parse_shapes(const std::string& value) {
+  std::vector<GemmShape> shapes;
+  for (const auto& item : split(value, ',')) {
+    const auto dims = split(item, 'x');
+    if (dims.size() != 3) throw OptionError("--shapes: '" + item + "' is not of the form MxNxK");
+    shapes.push_back(checked({parse_positive(dims[0], "--shapes M"),
+                              parse_positive(dims[1], "--shapes N"),
+                              parse_positive(dims[2], "--shapes K")},
+                             "--shapes"));
+  }
+  return shapes;
+}
+
+std::vector<Precision> parse_precisions(const std::string& value) {
+  std::vector<Precision> precisions;
+  for (const auto& item : split(value, ',')) {
+    try {
+      precisions.push_back(precision_from_string(item));
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(std::string("--precisions: ") + e.what());
+    }
+  }
+  return precisions;
+}
+
+std::vector<std::string> parse_metrics(const std::string& value) {
+  std::vector<std::string> metrics;
+  for (const auto& name : split(value, ',')) {
+    if (!looks_like_metric_name(name))
+      throw OptionError("--metrics: '" + name +
+                        "' is not a metric name (unit__counter.rollup, e.g. dram__bytes_read.sum); "
+                        "list valid names with `ncu --query-metrics --chip gh100`");
+    metrics.push_back(name);
+  }
+  return metrics;
+}
+
+std::vector<std::string> parse_tags(const std::string& value) {
+  std::vector<std::string> tags;
+  for (const auto& name : split(value, ',')) {
+    if (name != "all" && !tag::is_known_tag(name)) {
+      std::string known = "all";
+      for (const auto& t : tag::all_tags()) known += std::string(", ") + t.name;
+      throw OptionError("--tags: unknown tag '" + name + "' (known: " + known + ")");
+    }
+    tags.push_back(name);
+  }
+  return tags;
+}
+
+double parse_seconds(const std::string& value, const std::string& flag) {
+  try {
+    std::size_t used = 0;
+    const double seconds = std::stod(value, &used);
+    if (used == value.size() && seconds > 0 && std::isfinite(seconds)) return seconds;
+  } catch (const std::exception&) {
+  }
+  throw OptionError(flag + ": expected a positive number of seconds, got '" + value + "'");
+}
+
+// One entry per project flag: whether it takes a value, and what it sets.
+struct Flag {
+  const char* name;
+  bool takes_value;
+  std::function<void(Options&, const std::string&)> apply;
+};
+
+const std::vector<Flag>& flags() {
+  static const std::vector<Flag> all = {
+      {"--help", false, [](Options& o, const std::string&) { o.help = true; }},
+      {"-h", false, [](Options& o, const std::string&) { o.help = true; }},
+      {"--sizes", true, [](Options& o, const std::string& v) { append(o.shapes, parse_sizes(v)); }},
+      {"--shapes", true, [](Options& o, const std::string& v) { append(o.shapes, parse_shapes(v)); }},
+      {"--precisions", true,
+       [](Options& o, const std::string& v) { o.precisions = parse_precisions(v); }},
+      {"--counters", true,
+       [](Options& o, const std::string& v) { o.counters = parse_on_off(v, "--counters"); }},
+      {"--end-to-end", true,
+       [](Options& o, const std::string& v) { o.end_to_end = parse_on_off(v, "--end-to-end"); }},
+      {"--metrics", true,
+       [](Options& o, const std::string& v) { append(o.extra_metrics, parse_metrics(v)); }},
+      {"--tags", true, [](Options& o, const std::string& v) { o.tags = parse_tags(v); }},
+      {"--min-time", true,
+       [](Options& o, const std::string& v) { o.min_time_s = parse_seconds(v, "--min-time"); }},
+      {"--seed", true,
+       [](Options& o, const std::string& v) { o.seed = std::uint64_t(parse_positive(v, "--seed")); }},
+      {"--ncu-command", true, [](Options& o, const std::string& v) { o.ncu_command_for = v; }},
+      {"--profile", false, [](Options& o, const std::string&) { o.profile = true; }},
+      {"--uncapped", false, [](Options& o, const std::string&) { o.uncapped = true; }},
+      {"--cpu-only", false, [](Options& o, const std::string&) { o.cpu_only = true; }},
+      {"--flush-l2", false, [](Options& o, const std::string&) { o.flush_l2 = true; }},
+      {"--list", false, [](Options& o, const std::string&) { o.list = true; }},
+  };
+  return all;
+}
+
+const Flag& find_flag(const std::string& name, const std::string& arg) {
+  for (const auto& f : flags())
+    if (name == f.name) return f;
+  throw OptionError("unknown option '" + arg + "' (see --help)");
+}
+
+// Combinations that cannot mean what the user asked for.
+void check_consistency(const Options& o) {
+  if (o.shapes.empty()) throw OptionError("no shapes to run");
+  if (o.precisions.empty()) throw OptionError("no precisions to run");
+  if (!o.counters && !o.extra_metrics.empty())
+    throw OptionError("--metrics with --counters=off: no counters would be collected");
+  if (o.profile && !o.extra_metrics.empty())
+    throw OptionError("--metrics with --profile: --profile leaves the counters to ncu");
+}
+
+}  // namespace
+
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
-  bool shapes_given = false;
+  o.shapes.clear();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (i == 0 || arg.rfind("--benchmark_", 0) == 0) {
@@ -59,101 +191,39 @@ Options parse_options(const std::vector<std::string>& args) {
       continue;
     }
     const auto eq = arg.find('=');
-    const std::string flag = arg.substr(0, eq);
+    const std::string name = arg.substr(0, eq);
+    const Flag& flag = find_flag(name, arg);
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
-    auto need_value = [&] {
-      if (!has_value || value.empty()) throw OptionError(flag + " needs a value: " + flag + "=...");
-    };
-    auto no_value = [&] {
-      if (has_value) throw OptionError(flag + " takes no value");
-    };
-
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-    } else if (flag == "--sizes" || flag == "--shapes") {
-      need_value();
-      if (!shapes_given) o.shapes.clear();
-      shapes_given = true;
-      for (const auto& item : split(value, ',')) {
-        if (flag == "--sizes") {
-          const auto n = parse_positive(item, "--sizes");
-          o.shapes.push_back(checked({n, n, n}, flag));
-          continue;
-        }
-        const auto dims = split(item, 'x');
-        if (dims.size() != 3)
-          throw OptionError("--shapes: '" + item + "' is not of the form MxNxK");
-        o.shapes.push_back(checked({parse_positive(dims[0], "--shapes M"),
-                                    parse_positive(dims[1], "--shapes N"),
-                                    parse_positive(dims[2], "--shapes K")},
-                                   flag));
-      }
-    } else if (flag == "--precisions") {
-      need_value();
-      o.precisions.clear();
-      for (const auto& item : split(value, ',')) {
-        try {
-          o.precisions.push_back(precision_from_string(item));
-        } catch (const std::invalid_argument& e) {
-          throw OptionError(std::string("--precisions: ") + e.what());
-        }
-      }
-    } else if (flag == "--counters") {
-      need_value();
-      o.counters = parse_on_off(value, flag);
-    } else if (flag == "--end-to-end") {
-      need_value();
-      o.end_to_end = parse_on_off(value, flag);
-    } else if (flag == "--metrics") {
-      need_value();
-      for (const auto& name : split(value, ',')) {
-        if (!looks_like_metric_name(name))
-          throw OptionError("--metrics: '" + name +
-                            "' is not a metric name (unit__counter.rollup, e.g. "
-                            "dram__bytes_read.sum); list valid names with `ncu "
-                            "--query-metrics --chip gh100`");
-        o.extra_metrics.push_back(name);
-      }
-    } else if (flag == "--min-time") {
-      need_value();
-      try {
-        std::size_t used = 0;
-        o.min_time_s = std::stod(value, &used);
-        if (used != value.size() || !(o.min_time_s > 0)) throw std::invalid_argument(value);
-      } catch (const std::exception&) {
-        throw OptionError("--min-time: expected a positive number of seconds, got '" + value +
-                          "'");
-      }
-    } else if (flag == "--seed") {
-      need_value();
-      o.seed = std::uint64_t(parse_positive(value, "--seed"));
-    } else if (flag == "--ncu-command") {
-      need_value();
-      o.ncu_command_for = value;
-    } else if (flag == "--profile") {
-      no_value();
-      o.profile = true;
-    } else if (flag == "--uncapped") {
-      no_value();
-      o.uncapped = true;
-    } else if (flag == "--cpu-only") {
-      no_value();
-      o.cpu_only = true;
-    } else if (flag == "--flush-l2") {
-      no_value();
-      o.flush_l2 = true;
-    } else if (flag == "--list") {
-      no_value();
-      o.list = true;
-    } else {
-      throw OptionError("unknown option '" + arg + "' (see --help)");
-    }
+    if (flag.takes_value && value.empty())
+      throw OptionError(name + " needs a value: " + name + "=...");
+    if (!flag.takes_value && has_value) throw OptionError(name + " takes no value");
+    flag.apply(o, value);
   }
-  if (!shapes_given) o.shapes = default_shapes();
-  if (o.shapes.empty()) throw OptionError("no shapes to run");
-  if (o.precisions.empty()) throw OptionError("no precisions to run");
+  if (o.shapes.empty()) o.shapes = default_shapes();
+  check_consistency(o);
   return o;
+}
+
+bool selects_tags(const Options& o, const std::vector<std::string>& variant_tags) {
+  auto has = [&](const std::string& t) {
+    return std::find(variant_tags.begin(), variant_tags.end(), t) != variant_tags.end();
+  };
+  if (o.tags.empty()) return !has(tag::tuning);
+  for (const auto& t : o.tags)
+    if (t == "all" || has(t)) return true;
+  return false;
+}
+
+std::string tags_text() {
+  std::ostringstream out;
+  out << "\nTags:\n";
+  for (const auto& t : tag::all_tags()) {
+    std::string name = t.name;
+    name.resize(12, ' ');
+    out << "  " << name << t.meaning << "\n";
+  }
+  return out.str();
 }
 
 // The caps come from the registry, so the help cannot drift from what the sweep does.
@@ -195,11 +265,13 @@ Options (before or among the --benchmark_* flags):
   --seed=N                  seed of the random inputs (default: fresh each run)
   --uncapped                lift the caps on slow variants (below)
   --cpu-only                run only the serial CPU baseline (machines without a GPU)
-  --list                    list the benchmarks and the skipped variants, then exit
+  --tags=a,b                run the variants with any of these tags (default: all but
+                            "tuning"; "all": every variant); see the tags below
+  --list                    list the benchmarks with their tags, and the skipped ones, then exit
   --benchmark_filter=REGEX  Google Benchmark's own flags pass through
 
 Exit status: 0 success, 1 runtime failure, 2 bad input (bad option, shape, or no GPU).
-)" + caps_text();
+)" + tags_text() + caps_text();
 }
 
 }  // namespace gemm

@@ -26,6 +26,8 @@ struct Options {
   bool flush_l2 = false;                            // --flush-l2: cold-L2 timing
   bool end_to_end = true;                           // --end-to-end=on|off
   bool list = false;                                // --list: variants and skips, no run
+  std::vector<std::string> tags;                    // --tags=a,b: variants with any of them
+                                                    // (empty: all but tag "tuning"; "all": all)
   double min_time_s = 0.1;                          // --min-time=SECONDS per benchmark
   std::optional<std::uint64_t> seed;                // --seed=N for the random inputs
   std::optional<std::string> ncu_command_for;       // --ncu-command=BENCHMARK_NAME
@@ -35,6 +37,9 @@ struct Options {
 
 // Throws OptionError with a one-line reason on bad input.
 Options parse_options(const std::vector<std::string>& args);
+
+// Whether the options select a variant with these tags (see Options::tags).
+bool selects_tags(const Options& o, const std::vector<std::string>& variant_tags);
 
 std::vector<GemmShape> default_shapes();
 std::string help_text();

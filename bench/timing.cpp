@@ -35,7 +35,8 @@ class EventPair {
   cudaEvent_t start_{}, stop_{};
 };
 
-// Overwriting a buffer twice the size of L2 evicts the inputs; done outside the event pair.
+}  // namespace
+
 void flush_l2(cudaStream_t stream) {
   static DeviceBuffer scratch = [] {
     int device = 0, l2 = 0;
@@ -46,7 +47,6 @@ void flush_l2(cudaStream_t stream) {
   GEMM_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream));
 }
 
-}  // namespace
 
 double median(std::vector<double> values) {
   if (values.empty()) return NAN;

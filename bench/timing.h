@@ -25,7 +25,10 @@ int launches_per_iteration(double single_launch_ms);
 
 // Times `launch` (already warmed up) inside the NVTX range "timed". `batch` = 0 chooses it.
 TimingResult time_gpu(benchmark::State& state, const std::function<void()>& launch,
-                      cudaStream_t stream, bool flush_l2, int batch);
+                      cudaStream_t stream, bool flush, int batch);
+
+// Evicts L2 by overwriting a buffer twice its size (outside any timed region).
+void flush_l2(cudaStream_t stream);
 
 // Host code: steady clock around each call.
 TimingResult time_host(benchmark::State& state, const std::function<void()>& run);

@@ -68,7 +68,6 @@ Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_bas
   return *current;
 }
 
-void release_workspace() { current.reset(); }
 
 const std::vector<double>& reference_for(Workspace& ws, cudaStream_t stream) {
   if (!ws.reference.empty()) return ws.reference;

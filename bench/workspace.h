@@ -48,7 +48,6 @@ struct Workspace {
 // so at most one is alive. Inputs are random in [-1, 1) from seed_base mixed with the shape.
 Workspace& workspace_for(Precision p, const GemmShape& shape, std::uint64_t seed_base,
                          bool on_device);
-void release_workspace();
 
 // Reference of C in higher precision: on the host for small problems (or without a GPU), the
 // double-double device kernel above that, since the host loop would take minutes.

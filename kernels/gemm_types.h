@@ -45,10 +45,15 @@ struct DeviceLimits {
   int max_threads_per_block = 1024;
   std::int64_t max_block_dim[3] = {1024, 1024, 64};
   std::int64_t max_grid_dim[3] = {2147483647, 65535, 65535};
-  std::size_t max_smem_per_block = 48 * 1024;  // without the opt-in carve-out
+  std::size_t max_smem_per_block = 48 * 1024;        // without the opt-in carve-out
+  std::size_t max_smem_per_block_optin = 48 * 1024;  // cudaFuncAttributeMaxDynamicSharedMemorySize
   int max_threads_per_sm = 2048;
   int sm_count = 0;
   int warp_size = 32;
+  int cc_major = 0, cc_minor = 0;  // compute capability (0.0: unknown)
 };
+
+// Above this a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize) before launch.
+inline constexpr std::size_t kDefaultSmemPerBlock = 48 * 1024;
 
 }  // namespace gemm

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cuda_check.h"
+#include "tags.h"
 #include "gemm_types.h"
 #include "variant.h"
 
@@ -19,9 +20,15 @@ inline dim3 to_dim3(const Dim3& d) {
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Kernels that ask for more than 48 KB of shared memory must opt in once per kernel before
+// their first launch; check_launch has already refused plans above the device's opt-in limit.
+void allow_dynamic_smem(const void* kernel, std::size_t bytes);
+
 template <typename... KernelArgs, typename... Args>
 void launch(const LaunchPlan& plan, cudaStream_t stream, void (*kernel)(KernelArgs...),
             Args... args) {
+  if (plan.dynamic_smem_bytes > kDefaultSmemPerBlock)
+    allow_dynamic_smem(reinterpret_cast<const void*>(kernel), plan.dynamic_smem_bytes);
   kernel<<<to_dim3(plan.grid), to_dim3(plan.block), plan.dynamic_smem_bytes, stream>>>(
       static_cast<KernelArgs>(args)...);
   GEMM_CHECK_LAUNCH();
@@ -32,16 +39,16 @@ constexpr Precision precision_of() {
   return sizeof(T) == 4 ? Precision::fp32 : Precision::fp64;
 }
 
-// Unit roundoff of the arithmetic: 2^-24 for FP32, 2^-53 for FP64.
 template <typename T>
-constexpr double unit_roundoff_of() {
-  return sizeof(T) == 4 ? 5.9604644775390625e-08 : 1.1102230246251565e-16;
+constexpr Compute compute_of() {
+  return sizeof(T) == 4 ? Compute::fp32 : Compute::fp64;
 }
 
 using PlanFn = std::function<LaunchPlan(const GemmShape&)>;
 
 // A variant of one of our kernels. Every kernel takes (A, B, C, M, N, K) followed by any
 // compile-time-unknown parameters of its family (`extra`, e.g. the lab's tile_x, tile_y).
+// The caller adds tags, parameter fields, origin and, where needed, a precondition.
 template <typename T, typename... KernelArgs, typename... Extra>
 Variant kernel_variant(std::string family, std::string params, PlanFn plan_fn,
                        void (*kernel)(KernelArgs...), Extra... extra) {
@@ -49,8 +56,9 @@ Variant kernel_variant(std::string family, std::string params, PlanFn plan_fn,
   v.family = std::move(family);
   v.params = std::move(params);
   v.precision = precision_of<T>();
+  v.compute = compute_of<T>();
   v.backend = Backend::cuda_kernel;
-  v.unit_roundoff = unit_roundoff_of<T>();
+  v.unit_roundoff = unit_roundoff(v.compute);
   v.plan = [plan_fn, kernel](const GemmShape& s) {
     LaunchPlan p = plan_fn(s);
     p.kernel = reinterpret_cast<const void*>(kernel);
@@ -71,6 +79,29 @@ inline PlanFn element_per_thread_plan(int edge_x, int edge_y, std::size_t static
     LaunchPlan p;
     p.block = {edge_x, edge_y, 1};
     p.grid = {ceil_div(s.n, edge_x), ceil_div(s.m, edge_y), 1};
+    p.static_smem_bytes = static_smem;
+    p.dynamic_smem_bytes = dynamic_smem;
+    return p;
+  };
+}
+
+// A variant named by its parameter fields: family/bm:128/bn:128/... (the fields are also
+// written into the results one by one, so no tool parses them back out of the name).
+template <typename T, typename... KernelArgs>
+Variant tiled_variant(std::string family, std::vector<Param> fields, PlanFn plan_fn,
+                      void (*kernel)(KernelArgs...)) {
+  Variant v = kernel_variant<T>(std::move(family), params_name(fields), std::move(plan_fn), kernel);
+  v.param_fields = std::move(fields);
+  return v;
+}
+
+// A block of `threads` threads per BM x BN tile of C; grid.x covers the columns.
+inline PlanFn block_tile_plan(int bm, int bn, int threads, std::size_t dynamic_smem = 0,
+                              std::size_t static_smem = 0) {
+  return [=](const GemmShape& s) {
+    LaunchPlan p;
+    p.block = {threads, 1, 1};
+    p.grid = {ceil_div(s.n, bn), ceil_div(s.m, bm), 1};
     p.static_smem_bytes = static_smem;
     p.dynamic_smem_bytes = dynamic_smem;
     return p;

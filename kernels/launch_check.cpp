@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -44,6 +45,8 @@ std::optional<std::string> check_fits_memory(const GemmShape& s, Precision p,
 std::optional<std::string> check_launch(const Variant& v, const GemmShape& shape,
                                         const DeviceLimits& limits) {
   if (auto bad = check_shape(shape)) return v.name() + ": " + *bad;
+  if (v.can_implement)
+    if (auto refused = v.can_implement(shape, limits)) return v.name() + ": " + *refused;
   if (v.backend != Backend::cuda_kernel) return std::nullopt;
 
   const LaunchPlan p = v.plan(shape);
@@ -69,10 +72,13 @@ std::optional<std::string> check_launch(const Variant& v, const GemmShape& shape
       return why.str();
     }
   }
+  // Static shared memory is capped at 48 KB by the compiler; dynamic shared memory can go up
+  // to the opt-in limit, which the launch helper raises for the kernel.
   const std::size_t smem = p.static_smem_bytes + p.dynamic_smem_bytes;
-  if (smem > limits.max_smem_per_block) {
+  const std::size_t limit = std::max(limits.max_smem_per_block, limits.max_smem_per_block_optin);
+  if (smem > limit) {
     why << v.name() << ": " << smem << " bytes of shared memory per block > the device's "
-        << limits.max_smem_per_block;
+        << limit << " (opt-in limit)";
     return why.str();
   }
   return std::nullopt;

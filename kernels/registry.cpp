@@ -12,6 +12,8 @@ const std::vector<Variant>& all_variants() {
     add_shared_tiled_variants(v);
     add_shared_dynamic_variants(v);
     add_shared_register_variants(v);
+    add_ladder_variants(v);
+    add_tensor_core_variants(v);
     return v;
   }();
   return variants;

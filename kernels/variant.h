@@ -1,13 +1,22 @@
 // A Variant is one rung of the study: a kernel family with fixed parameters at one precision.
-// It knows its name, how it maps a problem onto a launch, and how to run on buffers the caller
-// owns. Variants never allocate, copy or synchronize.
+// It knows its name, the facts every tool reports (parameters, tags, threads, outputs per
+// thread), what shapes and devices it can take (with the reason when not), how it maps a
+// problem onto a launch, and how to run on buffers the caller owns. Variants never allocate,
+// copy or synchronize.
+//
+// Adding a family: write kernels/<level>/<family>.cu with an add_<family>_variants() that
+// appends its variants (kernel_variant() in launch.cuh fills most fields), declare it in
+// families.h and call it from registry.cpp. Tags, not names, decide where it appears.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemm_types.h"
@@ -19,6 +28,12 @@ enum class Backend {
   cublas,       // library reference on device buffers
   cpu,          // serial host loop on host buffers
 };
+std::string to_string(Backend b);
+
+// The arithmetic a variant does, apart from the storage precision of A, B and C.
+enum class Compute { fp32, tf32, fp64 };
+std::string to_string(Compute c);
+double unit_roundoff(Compute c);  // 2^-24, 2^-11, 2^-53
 
 // Pointers are device pointers, except for Backend::cpu where they are host pointers.
 struct Operands {
@@ -28,28 +43,58 @@ struct Operands {
   GemmShape shape;
 };
 
+// One named numeric parameter of a family ("bm" = 128). Written into the results as a field.
+struct Param {
+  std::string key;
+  std::int64_t value = 0;
+};
+
+// Tags every tool selects by (see tags.h for what each means).
+using Tags = std::vector<std::string>;
+
+// Why this variant cannot take this shape on this device, or nothing when it can.
+using Precondition =
+    std::function<std::optional<std::string>(const GemmShape&, const DeviceLimits&)>;
+
 struct Variant {
   std::string family;  // "naive_row"
   std::string params;  // "block:16x16"; empty for parameterless references
   Precision precision = Precision::fp32;
+  Compute compute = Compute::fp32;
   Backend backend = Backend::cuda_kernel;
-  std::string origin;  // which write-up or reference it reproduces, for reports
-  std::string note;    // caveat shown next to its results
+  std::vector<Param> param_fields;  // the parameters as numbers, in name order
+  Tags tags;
+  int rung = 0;           // position on the ladder above the write-ups (0: not a rung)
+  std::string rung_name;  // "2-D register blocking"
+  std::string origin;     // which write-up or rung it reproduces, for reports
+  std::string note;       // caveat shown next to its results
+  // Elements of C each thread computes (kernels only); 0: as many as the grid gives each
+  // thread, M*N over the threads launched (grid-stride kernels).
+  double outputs_per_thread = 1;
   // Largest M*N*K the default sweep runs it at (0: no cap). Lifted by --uncapped.
   double default_max_work = 0;
   // Arithmetic accuracy, for the verification tolerance: unit roundoff of the products.
   double unit_roundoff = 0;
 
+  Precondition can_implement;                        // empty: any legal shape
   std::function<LaunchPlan(const GemmShape&)> plan;  // cuda_kernel only
   std::function<void(const Operands&, cudaStream_t)> run;
 
   std::string name() const { return params.empty() ? family : family + "/" + params; }
+  bool has_tag(const std::string& tag) const {
+    return std::find(tags.begin(), tags.end(), tag) != tags.end();
+  }
 };
+
+// "bm:128/bn:128/bk:8": the variant-name form of parameter fields.
+std::string params_name(const std::vector<Param>& fields);
 
 // Every variant of every family, in study order, both precisions.
 const std::vector<Variant>& all_variants();
 
-// Why a variant cannot run this shape on this device, or nothing when it can.
+// Why a variant cannot run this shape on this device, or nothing when it can: its own
+// precondition first, then the launch limits (threads, block and grid dimensions, shared
+// memory against the opt-in limit).
 std::optional<std::string> check_launch(const Variant& v, const GemmShape& shape,
                                         const DeviceLimits& limits);
 std::optional<std::string> check_shape(const GemmShape& shape);

@@ -182,7 +182,8 @@ struct CounterSession::Impl {
     profiler = enable.pRangeProfilerObject;
   }
 
-  std::vector<KernelCounters> profile(const std::function<void()>& launch) {
+  std::vector<KernelCounters> profile(const std::function<void()>& launch,
+                                      const std::function<void()>& before_each_pass) {
     // A fresh counter-data image per profiled launch.
     auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
     size.pRangeProfilerObject = profiler;
@@ -205,7 +206,11 @@ struct CounterSession::Impl {
     set.counterDataImageSize = counter_data.size();
     set.pCounterDataImage = counter_data.data();
     set.range = CUPTI_AutoRange;
-    set.replayMode = CUPTI_KernelReplay;
+    // User replay: the harness runs the launch once per pass. GEMM launches overwrite C and
+    // never read it, so every pass computes the same thing and nothing needs saving; kernel
+    // replay instead saves and restores device memory around every pass, which cost seconds
+    // per benchmark at 4096^3 and left the caches in whatever state the restore left them.
+    set.replayMode = CUPTI_UserReplay;
     set.maxRangesPerPass = kMaxRanges;
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
@@ -213,8 +218,10 @@ struct CounterSession::Impl {
     set.targetNestingLevel = 1;
     CUPTI_CHECK(cuptiRangeProfilerSetConfig(&set));
 
-    // With kernel replay every pass happens inside the launch: the loop runs once.
     for (bool all_passes_submitted = false; !all_passes_submitted;) {
+      if (before_each_pass) before_each_pass();
+      if (cudaDeviceSynchronize() != cudaSuccess)
+        throw std::runtime_error("the work before a counter pass failed");
       auto start = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
       start.pRangeProfilerObject = profiler;
       CUPTI_CHECK(cuptiRangeProfilerStart(&start));
@@ -278,8 +285,9 @@ const std::vector<std::string>& CounterSession::metric_names() const { return im
 
 std::size_t CounterSession::passes() const { return impl_->passes; }
 
-std::vector<KernelCounters> CounterSession::profile(const std::function<void()>& launch) {
-  return impl_->profile(launch);
+std::vector<KernelCounters> CounterSession::profile(const std::function<void()>& launch,
+                                                   const std::function<void()>& before_each_pass) {
+  return impl_->profile(launch, before_each_pass);
 }
 
 }  // namespace gemm

@@ -1,7 +1,6 @@
-// Per-kernel hardware counters through the CUPTI Range Profiler (auto range, kernel replay):
-// the launch function runs once, CUPTI replays each kernel as many passes as the metric set
-// needs and restores device memory between passes, so the profiled launch leaves its output as
-// an unprofiled launch would. One session per process, created after the CUDA context.
+// Per-kernel hardware counters through the CUPTI Range Profiler (auto range, user replay): the
+// launch function runs once per pass the metric set needs; each kernel it launches is a range.
+// One session per process, created after the CUDA context.
 #pragma once
 
 #include <cuda.h>
@@ -47,8 +46,11 @@ class CounterSession {
   const std::vector<std::string>& metric_names() const;
   std::size_t passes() const;  // replay passes per kernel for this metric set
 
-  // Runs `launch` once under the profiler; one entry per kernel it launched, in launch order.
-  std::vector<KernelCounters> profile(const std::function<void()>& launch);
+  // Runs `launch` once per replay pass (it must compute the same thing every time, as a GEMM
+  // that overwrites C does), after `before_each_pass` (e.g. an L2 flush; not profiled); one
+  // entry per kernel it launched, in launch order.
+  std::vector<KernelCounters> profile(const std::function<void()>& launch,
+                                      const std::function<void()>& before_each_pass = {});
 
  private:
   struct Impl;

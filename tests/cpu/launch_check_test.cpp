@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tags.h"
 #include "variant.h"
 
 namespace gemm {
@@ -10,8 +11,11 @@ DeviceLimits hopper_limits() {
   DeviceLimits l;
   l.max_threads_per_block = 1024;
   l.max_smem_per_block = 48 * 1024;
+  l.max_smem_per_block_optin = 227 * 1024;
   l.max_threads_per_sm = 2048;
   l.sm_count = 132;
+  l.cc_major = 9;
+  l.cc_minor = 0;
   return l;
 }
 
@@ -29,16 +33,71 @@ TEST(LaunchCheck, Tile64IsRejectedWithTheThreadCount) {
       << *why;
 }
 
-TEST(LaunchCheck, EveryOtherVariantFitsAHopperGpu) {
-  for (const auto& v : all_variants()) {
-    if (v.name() == "shared_dynamic/tile:64") continue;
-    EXPECT_FALSE(check_launch(v, {1023, 517, 2049}, hopper_limits()).has_value()) << v.name();
+// A refusal must come from the variant's own declared precondition (with its reason), or be the
+// write-ups' deliberately illegal tile: nothing else may keep a variant off a Hopper GPU.
+TEST(LaunchCheck, EveryOtherVariantFitsAHopperGpuOrDeclaresWhyNot) {
+  for (const GemmShape shape : {GemmShape{1023, 517, 2049}, GemmShape{4096, 4096, 4096}}) {
+    for (const auto& v : all_variants()) {
+      if (v.name() == "shared_dynamic/tile:64") continue;
+      const auto refused = check_launch(v, shape, hopper_limits());
+      if (!refused) continue;
+      ASSERT_TRUE(bool(v.can_implement)) << *refused;
+      const auto declared = v.can_implement(shape, hopper_limits());
+      ASSERT_TRUE(declared.has_value()) << "refused by the launch limits: " << *refused;
+      EXPECT_EQ(*refused, v.name() + ": " + *declared);
+    }
   }
+}
+
+// The default study's square sizes are multiples of every tile, aligned for every vector
+// load: there every rung must run (only a build without sm_90a may refuse its kernels).
+TEST(LaunchCheck, EveryRungRunsAtTheStudySizes) {
+  for (const auto& v : all_variants()) {
+    if (v.rung == 0 || v.has_tag(tag::tuning)) continue;
+    const auto refused = check_launch(v, {4096, 4096, 4096}, hopper_limits());
+    if (refused && refused->find("sm_90a") != std::string::npos) continue;
+    EXPECT_FALSE(refused.has_value()) << *refused;
+  }
+}
+
+TEST(LaunchCheck, DynamicSharedMemoryUpToTheOptInLimitIsAllowed) {
+  Variant v;
+  v.family = "big_smem";
+  v.plan = [](const GemmShape&) {
+    LaunchPlan p;
+    p.block = {256, 1, 1};
+    p.dynamic_smem_bytes = 100 * 1024;  // above 48 KB: needs the opt-in
+    return p;
+  };
+  EXPECT_FALSE(check_launch(v, {64, 64, 64}, hopper_limits()).has_value());
+  DeviceLimits no_optin = hopper_limits();
+  no_optin.max_smem_per_block_optin = 48 * 1024;
+  const auto why = check_launch(v, {64, 64, 64}, no_optin);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("102400 bytes of shared memory"), std::string::npos) << *why;
+}
+
+TEST(LaunchCheck, APreconditionRefusesBeforeTheLimitsAreLookedAt) {
+  Variant v;
+  v.family = "needs_k4";
+  v.can_implement = [](const GemmShape& s, const DeviceLimits&) -> std::optional<std::string> {
+    if (s.k % 4) return "K % 4 != 0: 16-byte loads need K a multiple of 4";
+    return std::nullopt;
+  };
+  v.plan = [](const GemmShape&) {
+    LaunchPlan p;
+    p.block = {128, 1, 1};
+    return p;
+  };
+  EXPECT_EQ(check_launch(v, {8, 8, 6}, hopper_limits()),
+            "needs_k4: K % 4 != 0: 16-byte loads need K a multiple of 4");
+  EXPECT_FALSE(check_launch(v, {8, 8, 8}, hopper_limits()).has_value());
 }
 
 TEST(LaunchCheck, SharedMemoryLimitIsEnforced) {
   DeviceLimits small = hopper_limits();
   small.max_smem_per_block = 8 * 1024;  // 2 x 32 x 32 doubles = 16 KiB does not fit
+  small.max_smem_per_block_optin = 8 * 1024;
   const auto why = check_launch(find("shared/tile:32", Precision::fp64), {64, 64, 64}, small);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("16384 bytes of shared memory"), std::string::npos) << *why;

@@ -46,10 +46,39 @@ TEST(Options, BadValuesAreOneLineErrors) {
 }
 
 TEST(Options, CountersAndMetrics) {
-  const Options o = parse({"--counters=off", "--metrics=dram__bytes_read.sum,lts__t_sector_hit_rate.pct"});
-  EXPECT_FALSE(o.counters);
+  const Options o = parse({"--metrics=dram__bytes_read.sum,lts__t_sector_hit_rate.pct"});
+  EXPECT_TRUE(o.counters);
   ASSERT_EQ(o.extra_metrics.size(), 2u);
   EXPECT_EQ(o.extra_metrics[1], "lts__t_sector_hit_rate.pct");
+  EXPECT_FALSE(parse({"--counters=off"}).counters);
+}
+
+TEST(Options, MetricsWithoutCountersIsAContradiction) {
+  EXPECT_THROW(parse({"--counters=off", "--metrics=dram__bytes_read.sum"}), OptionError);
+  EXPECT_THROW(parse({"--profile", "--metrics=dram__bytes_read.sum"}), OptionError);
+}
+
+TEST(Options, TagsSelectVariantsWithAnyOfThem) {
+  const Options none = parse({});
+  EXPECT_TRUE(selects_tags(none, {"seed", "tracked"}));
+  EXPECT_FALSE(selects_tags(none, {"ladder", "tuning"})) << "tuning instances are opt-in";
+  const Options some = parse({"--tags=tracked,reference"});
+  EXPECT_TRUE(selects_tags(some, {"seed", "tracked"}));
+  EXPECT_TRUE(selects_tags(some, {"reference"}));
+  EXPECT_FALSE(selects_tags(some, {"seed"}));
+  const Options all = parse({"--tags=all"});
+  EXPECT_TRUE(selects_tags(all, {"ladder", "tuning"}));
+  EXPECT_TRUE(selects_tags(parse({"--tags=tuning"}), {"ladder", "tuning"}));
+}
+
+TEST(Options, UnknownTagIsRefusedWithTheKnownOnes) {
+  try {
+    parse({"--tags=seed,ladders"});
+    FAIL() << "no error";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown tag 'ladders'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tensor_core"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Options, GoogleBenchmarkFlagsPassThrough) {

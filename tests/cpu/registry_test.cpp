@@ -3,6 +3,8 @@
 #include <set>
 #include <string>
 
+#include "benchmark_names.h"
+#include "tags.h"
 #include "variant.h"
 
 namespace gemm {
@@ -50,6 +52,52 @@ TEST(Registry, KernelsHavePlansAndEveryVariantRuns) {
     EXPECT_GT(v.unit_roundoff, 0) << v.name();
     EXPECT_EQ(bool(v.plan), v.backend == Backend::cuda_kernel) << v.name();
     EXPECT_FALSE(v.origin.empty()) << v.name();
+  }
+}
+
+TEST(Registry, EveryVariantHasKnownTagsAndAKindTag) {
+  for (const auto& v : all_variants()) {
+    EXPECT_FALSE(v.tags.empty()) << v.name();
+    for (const auto& t : v.tags) EXPECT_TRUE(tag::is_known_tag(t)) << v.name() << ": " << t;
+    const int kinds = v.has_tag(tag::seed) + v.has_tag(tag::ladder) + v.has_tag(tag::tensor_core) +
+                      v.has_tag(tag::reference);
+    EXPECT_EQ(kinds, 1) << v.name() << ": exactly one of seed, ladder, tensor_core, reference";
+  }
+}
+
+TEST(Registry, RungsAreNamedAndTheirParamsAreTheirName) {
+  for (const auto& v : all_variants()) {
+    if (v.rung == 0) continue;
+    EXPECT_TRUE(v.has_tag(tag::ladder) || v.has_tag(tag::tensor_core)) << v.name();
+    EXPECT_FALSE(v.rung_name.empty()) << v.name();
+    EXPECT_EQ(v.params, params_name(v.param_fields)) << v.name();
+  }
+}
+
+TEST(Registry, NamesFollowTheGrammarAndParameterKeysCannotBeShapes) {
+  for (const auto& v : all_variants()) {
+    EXPECT_TRUE(is_variant_name(v.name())) << v.name();
+    for (const auto& p : v.param_fields) {
+      EXPECT_NE(p.key, "m") << v.name();
+      EXPECT_NE(p.key, "n") << v.name();
+      EXPECT_NE(p.key, "k") << v.name();
+    }
+  }
+}
+
+TEST(Registry, TheTrackedAndEndToEndSetsHoldTheReferences) {
+  for (Precision p : {Precision::fp32, Precision::fp64})
+    for (const auto& v : all_variants())
+      if (v.name() == "cublas" && v.precision == p) {
+        EXPECT_TRUE(v.has_tag(tag::tracked));
+        EXPECT_TRUE(v.has_tag(tag::e2e));
+      }
+}
+
+TEST(Registry, ComputeTypeSetsTheUnitRoundoff) {
+  for (const auto& v : all_variants()) {
+    EXPECT_EQ(v.unit_roundoff, unit_roundoff(v.compute)) << v.name();
+    if (v.compute == Compute::tf32) EXPECT_EQ(v.precision, Precision::fp32) << v.name();
   }
 }
 

@@ -9,43 +9,12 @@
 #include "access_model.h"
 #include "counters.h"
 #include "cuda_check.h"
+#include "counter_test_support.h"
 #include "gpu_test_support.h"
 #include "metric_catalogue.h"
 
 namespace gemm::test {
 namespace {
-
-CounterCollector& collector() {
-  static CounterCollector c = [] {
-    CounterCollector made;
-    made.start(device(), true, "", {});
-    return made;
-  }();
-  return c;
-}
-
-#define GEMM_REQUIRE_COUNTERS()                                                    \
-  do {                                                                             \
-    GEMM_REQUIRE_GPU();                                                            \
-    if (!collector().available())                                                  \
-      GTEST_SKIP() << "hardware counters unavailable here: " << collector().status(); \
-  } while (0)
-
-CounterValues measure(const std::string& variant, Precision p, const GemmShape& s) {
-  const Variant& v = find_variant(variant, p);
-  TestData& data = test_data(p, s);
-  const Operands ops{data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), s};
-  CounterValues values = collector().collect([&] { v.run(ops, test_stream()); });
-  const CounterValues facts = launch_facts(v, s, device().limits);
-  values.insert(facts.begin(), facts.end());
-  add_derived_metrics(values);
-  return values;
-}
-
-// Counts are exact; a tiny relative slack absorbs nothing but floating-point formatting.
-void expect_count(double measured, double predicted, const std::string& what) {
-  EXPECT_NEAR(measured, predicted, 1e-6 * std::max(1.0, predicted)) << what;
-}
 
 const GemmShape kCounterShape{256, 256, 256};  // whole tiles: every lane of every warp active
 
@@ -197,14 +166,15 @@ TEST(CountersOccupancy, AchievedNeverExceedsTheoreticalWhichMatchesTheLimits) {
 TEST(CountersTraffic, DramReadsCoverTheCompulsoryTraffic) {
   GEMM_REQUIRE_COUNTERS();
   // A and B (64 MiB each in FP32 at 4096) exceed L2 (50 MB on H100) and must come from HBM at
-  // least once; L2 is flushed first so nothing is left over from an earlier launch.
+  // least once; L2 is flushed before every replay pass so nothing is left from the pass before.
   const GemmShape s{4096, 4096, 4096};
   TestData& data = test_data(Precision::fp32, s);
-  (void)data;
   DeviceBuffer scratch(std::size_t(device().l2_bytes) * 2);
-  GEMM_CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
-  GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const CounterValues c = measure("shared/tile:32", Precision::fp32, s);
+  const Variant& v = find_variant("shared/tile:32", Precision::fp32);
+  const Operands ops{data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), s};
+  const CounterValues c = test_collector().collect(
+      [&] { v.run(ops, test_stream()); },
+      [&] { GEMM_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), test_stream())); });
   const double compulsory = 2.0 * 4096 * 4096 * 4;
   EXPECT_GE(c.at("dram_read_bytes"), compulsory);
   EXPECT_GE(c.at("dram_write_bytes"), 4096.0 * 4096 * 4 * 0.99);  // C written once
@@ -212,13 +182,13 @@ TEST(CountersTraffic, DramReadsCoverTheCompulsoryTraffic) {
 
 TEST(CountersReplay, ProfiledLaunchLeavesACorrectOutput) {
   GEMM_REQUIRE_COUNTERS();
-  // Kernel replay runs the kernel once per pass and restores memory in between: the output
-  // must be what one launch produces, not poison and not a sum of passes.
+  // User replay runs the launch once per pass; a GEMM overwrites C, so the output must be what
+  // one launch produces, not poison and not a sum of passes.
   const Variant& v = find_variant("shared/tile:16", Precision::fp32);
   TestData& data = test_data(Precision::fp32, {1023, 517, 2049});
   GEMM_CUDA_CHECK(cudaMemset(data.dev_c.get(), 0xFF, data.dev_c.bytes()));
   const Operands ops{data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), data.shape};
-  collector().collect([&] { v.run(ops, test_stream()); });
+  test_collector().collect([&] { v.run(ops, test_stream()); });
   const Verification r = verify_device_output(v, data);
   EXPECT_TRUE(r.passed) << r.max_rel_err << ", unwritten " << r.unwritten;
 }

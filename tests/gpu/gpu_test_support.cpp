@@ -82,7 +82,9 @@ Verification verify_device_output(const Variant& v, TestData& data) {
 }
 
 Verification run_and_verify(const Variant& v, TestData& data) {
-  GEMM_CUDA_CHECK(cudaMemset(data.dev_c.get(), 0xFF, data.dev_c.bytes()));  // NaN poison
+  // NaN poison, on the stream the variant runs on: test_stream() does not wait for the legacy
+  // default stream, so a plain cudaMemset could land after (or during) the kernel.
+  GEMM_CUDA_CHECK(cudaMemsetAsync(data.dev_c.get(), 0xFF, data.dev_c.bytes(), test_stream()));
   v.run({data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), data.shape}, test_stream());
   GEMM_CUDA_CHECK(cudaStreamSynchronize(test_stream()));
   return verify_device_output(v, data);

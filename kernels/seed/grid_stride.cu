@@ -29,8 +29,8 @@ constexpr int kMaxScalingBlocks = 1024;
 }  // namespace
 
 void add_grid_stride_variants(std::vector<Variant>& out) {
-  for_each_precision([&](auto tag) {
-    using T = typename decltype(tag)::type;
+  for_each_precision([&](auto precision_tag) {
+    using T = typename decltype(precision_tag)::type;
     Variant v = kernel_variant<T>(
         "grid_stride", "threads:" + std::to_string(kThreadsPerBlock),
         [](const GemmShape& s) {
@@ -41,6 +41,8 @@ void add_grid_stride_variants(std::vector<Variant>& out) {
         },
         grid_stride_kernel<T>);
     v.origin = "seed 001 1-D block";
+    v.param_fields = {{"threads", kThreadsPerBlock}};
+    v.tags = {tag::seed, tag::e2e, tag::crosscheck, tag::summary};
     out.push_back(v);
 
     for (int blocks = 1; blocks <= kMaxScalingBlocks; blocks *= 2) {
@@ -57,6 +59,9 @@ void add_grid_stride_variants(std::vector<Variant>& out) {
       s.note = "one thread per block: 31 of 32 lanes of every warp idle";
       // One thread takes ~2 s (FP32) to 7 s (FP64) at 512^3 on an H100/H200.
       s.default_max_work = 256.0 * 256.0 * 256.0;
+      s.param_fields = {{"blocks", blocks}};
+      s.outputs_per_thread = 0;  // M*N / blocks: derived from the shape
+      s.tags = {tag::seed};
       out.push_back(s);
     }
   });

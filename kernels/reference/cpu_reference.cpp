@@ -4,6 +4,7 @@
 #include <random>
 
 #include "families.h"
+#include "tags.h"
 #include "reference.h"
 
 namespace gemm {
@@ -107,7 +108,9 @@ void add_cpu_variants(std::vector<Variant>& out) {
     v.family = "cpu_serial";
     v.precision = p;
     v.backend = Backend::cpu;
-    v.unit_roundoff = p == Precision::fp32 ? 5.9604644775390625e-08 : 1.1102230246251565e-16;
+    v.compute = p == Precision::fp32 ? Compute::fp32 : Compute::fp64;
+    v.unit_roundoff = unit_roundoff(v.compute);
+    v.tags = {tag::seed, tag::cpu};
     v.origin = "seed 001 serial CPU baseline (i-j-k loop, one core)";
     v.default_max_work = 512.0 * 512.0 * 512.0;
     v.run = [p](const Operands& ops, cudaStream_t) {

@@ -34,14 +34,18 @@ constexpr int kTiles[] = {8, 16, 32, 64};  // 64 is illegal on every current GPU
 }  // namespace
 
 void add_shared_dynamic_variants(std::vector<Variant>& out) {
-  for_each_precision([&](auto tag) {
-    using T = typename decltype(tag)::type;
+  for_each_precision([&](auto precision_tag) {
+    using T = typename decltype(precision_tag)::type;
     for (int tile : kTiles) {
       const std::size_t smem = 2ull * tile * tile * sizeof(T);
       Variant v = kernel_variant<T>("shared_dynamic", "tile:" + std::to_string(tile),
                                     element_per_thread_plan(tile, tile, 0, smem),
                                     shared_dynamic_kernel<T>);
       v.origin = "seed 002 tile sweep";
+      v.param_fields = {{"tile", tile}};
+      v.tags = {tag::seed, tag::tile_sweep, tag::tracked};
+      if (tile <= 32) v.tags.push_back(tag::crosscheck);
+      if (tile == 32) v.tags.push_back(tag::summary);
       out.push_back(v);
     }
   });

@@ -35,7 +35,8 @@ __global__ void shared_register_kernel(const T* A, const T* B, T* C, int M, int 
 }
 
 template <typename T, ThreadMapping MAPPING>
-void add_mapping(std::vector<Variant>& out, const char* family, const char* origin) {
+void add_mapping(std::vector<Variant>& out, const char* family, const char* origin,
+                 bool crosscheck) {
   for_each_static_tile([&](auto tile) {
     constexpr int TILE = decltype(tile)::value;
     constexpr std::size_t smem = 2 * TILE * TILE * sizeof(T);
@@ -44,6 +45,10 @@ void add_mapping(std::vector<Variant>& out, const char* family, const char* orig
                                   shared_register_kernel<T, TILE, MAPPING>);
     v.origin = origin;
     v.note = "stages through registers; not register blocking";
+    v.param_fields = {{"tile", TILE}};
+    v.tags = {tag::seed, tag::tile_sweep, tag::tracked};
+    if (crosscheck) v.tags.push_back(tag::crosscheck);
+    if (crosscheck && TILE == 32) v.tags.push_back(tag::summary);
     out.push_back(v);
   });
 }
@@ -51,10 +56,11 @@ void add_mapping(std::vector<Variant>& out, const char* family, const char* orig
 }  // namespace
 
 void add_shared_register_variants(std::vector<Variant>& out) {
-  for_each_precision([&](auto tag) {
-    using T = typename decltype(tag)::type;
-    add_mapping<T, ThreadMapping::row>(out, "shared_register", "seed 000 table 1 (row)");
-    add_mapping<T, ThreadMapping::col>(out, "shared_register_col", "seed 000 table 2 (column)");
+  for_each_precision([&](auto precision_tag) {
+    using T = typename decltype(precision_tag)::type;
+    add_mapping<T, ThreadMapping::row>(out, "shared_register", "seed 000 table 1 (row)", true);
+    add_mapping<T, ThreadMapping::col>(out, "shared_register_col", "seed 000 table 2 (column)",
+                                       false);
   });
 }
 

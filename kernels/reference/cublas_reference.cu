@@ -45,12 +45,14 @@ void run_cublas(const Operands& ops, cudaStream_t stream, cudaDataType_t type,
 }
 
 Variant cublas_variant(std::string family, Precision p, cublasComputeType_t compute,
-                       double unit_roundoff) {
+                       Compute arithmetic) {
   Variant v;
   v.family = std::move(family);
   v.precision = p;
+  v.compute = arithmetic;
   v.backend = Backend::cublas;
-  v.unit_roundoff = unit_roundoff;
+  v.unit_roundoff = unit_roundoff(arithmetic);
+  v.tags = {tag::reference, tag::summary};
   const cudaDataType_t type = p == Precision::fp32 ? CUDA_R_32F : CUDA_R_64F;
   v.run = [type, compute](const Operands& ops, cudaStream_t stream) {
     run_cublas(ops, stream, type, compute);
@@ -61,17 +63,17 @@ Variant cublas_variant(std::string family, Precision p, cublasComputeType_t comp
 }  // namespace
 
 void add_cublas_variants(std::vector<Variant>& out) {
-  Variant fp32 = cublas_variant("cublas", Precision::fp32, CUBLAS_COMPUTE_32F,
-                                unit_roundoff_of<float>());
+  Variant fp32 = cublas_variant("cublas", Precision::fp32, CUBLAS_COMPUTE_32F, Compute::fp32);
   fp32.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_32F";
+  fp32.tags.insert(fp32.tags.end(), {tag::tracked, tag::e2e});
   out.push_back(fp32);
-  Variant fp64 = cublas_variant("cublas", Precision::fp64, CUBLAS_COMPUTE_64F,
-                                unit_roundoff_of<double>());
+  Variant fp64 = cublas_variant("cublas", Precision::fp64, CUBLAS_COMPUTE_64F, Compute::fp64);
   fp64.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_64F (DGEMM)";
+  fp64.tags.insert(fp64.tags.end(), {tag::tracked, tag::e2e});
   out.push_back(fp64);
   // TF32 rounds the inputs to a 10-bit mantissa: unit roundoff 2^-11.
-  Variant tf32 = cublas_variant("cublas_tf32", Precision::fp32,
-                                CUBLAS_COMPUTE_32F_FAST_TF32, 4.8828125e-04);
+  Variant tf32 = cublas_variant("cublas_tf32", Precision::fp32, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                Compute::tf32);
   tf32.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32";
   tf32.note = "TF32 tensor cores: not comparable in accuracy with FP32";
   out.push_back(tf32);

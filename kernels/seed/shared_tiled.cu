@@ -46,6 +46,11 @@ void add_layout(std::vector<Variant>& out, const char* family, const char* origi
                                   shared_tiled_kernel<T, TILE, MAPPING, PAD>);
     v.origin = origin;
     v.note = note;
+    v.param_fields = {{"tile", TILE}};
+    v.tags = {tag::seed, tag::tile_sweep, tag::tracked, tag::crosscheck};
+    const bool row_mapping = MAPPING == ThreadMapping::row;
+    if (row_mapping || TILE == 32) v.tags.push_back(tag::summary);
+    if (row_mapping && TILE == 32) v.tags.push_back(tag::e2e);  // seed 001's shared kernel
     out.push_back(v);
   });
 }
@@ -53,8 +58,8 @@ void add_layout(std::vector<Variant>& out, const char* family, const char* origi
 }  // namespace
 
 void add_shared_tiled_variants(std::vector<Variant>& out) {
-  for_each_precision([&](auto tag) {
-    using T = typename decltype(tag)::type;
+  for_each_precision([&](auto precision_tag) {
+    using T = typename decltype(precision_tag)::type;
     add_layout<T, ThreadMapping::row, 0>(
         out, "shared", "seed 000 table 1 (row); seeds 001 and 003 shared memory", "");
     add_layout<T, ThreadMapping::col, 0>(

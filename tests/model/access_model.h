@@ -6,8 +6,11 @@
 // one bank. What the hardware pays for it depends on the instruction width: 32-bit loads are
 // served for the whole warp, one wavefront per conflict level; 64-bit loads by half-warps and
 // 128-bit loads by quarter-warps (CUDA C Programming Guide, shared memory of cc >= 5.x). On
-// sm_90 two quarter-warps whose union is conflict-free share one wavefront: this last rule is
-// the one input of the model taken from measurement (the counters of broadcast LDS.128 loads).
+// sm_90 two quarter-warps whose union is conflict-free share one wavefront when the 16-byte
+// chunks they read, counted per quarter-warp, number 8 or fewer: this last rule is the one input
+// of the model taken from measurement (the counters of broadcast LDS.128 loads in the shared
+// kernels, and of the warp-tiled rung's B reads, where two quarter-warps reading the same 8
+// chunks take a wavefront each).
 //
 // Instruction widths: the multiply loop is unrolled, so ptxas merges a thread's reads of
 // consecutive elements of a tile_a row into the widest load (LDS.128, LDS.64) that the row's

@@ -56,12 +56,21 @@ int shared_wavefronts(const std::vector<std::uint64_t>& addrs, int access_bytes)
   };
   if (access_bytes <= 4) return degree(addrs);
   if (access_bytes == 8) return degree(lanes(0, 16)) + degree(lanes(16, 16));
-  int total = 0;  // 128-bit: quarter-warps, paired when the pair is conflict-free
+  // 128-bit: quarter-warps. Two of them share a wavefront when together they are conflict-free
+  // and the 16-byte chunks they read, counted per quarter-warp, fit in one 128-byte wavefront
+  // (at most 8): broadcasts pair, two quarter-warps that each read 8 chunks do not.
+  auto chunks = [&](const std::vector<std::uint64_t>& part) {
+    std::set<std::uint64_t> distinct;
+    for (auto a : part) distinct.insert(a / 16);
+    return int(distinct.size());
+  };
+  int total = 0;
   for (std::size_t half = 0; half < 32; half += 16) {
-    if (degree(lanes(half, 16)) <= 1)
+    const auto first = lanes(half, 8), second = lanes(half + 8, 8);
+    if (degree(lanes(half, 16)) <= 1 && chunks(first) + chunks(second) <= 8)
       total += degree(lanes(half, 16));
     else
-      total += degree(lanes(half, 8)) + degree(lanes(half + 8, 8));
+      total += degree(first) + degree(second);
   }
   return total;
 }

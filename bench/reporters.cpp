@@ -1,0 +1,76 @@
+#include "reporters.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace gemm {
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string insert_first_member(const std::string& entries, const std::string& key,
+                                const std::string& value_json) {
+  // JSONReporter opens each run's object with "{\n" and never puts '{' inside a string it
+  // writes before the first member, so the first '{' of each run is the object's.
+  const auto brace = entries.find('{');
+  if (brace == std::string::npos) return entries;
+  const auto line_end = entries.find('\n', brace);
+  if (line_end == std::string::npos) return entries;
+  const std::string indent(6, ' ');
+  return entries.substr(0, line_end + 1) + indent + json_string(key) + ": " + value_json + ",\n" +
+         entries.substr(line_end + 1);
+}
+
+void FactsJsonReporter::ReportRuns(const std::vector<Run>& runs) {
+  std::ostream* file = &GetOutputStream();
+  for (const auto& run : runs) {
+    std::ostringstream text;
+    SetOutputStream(&text);
+    JSONReporter::ReportRuns({run});
+    SetOutputStream(file);
+    const auto facts = facts_.find(run.run_name.function_name);
+    *file << (facts == facts_.end() ? text.str()
+                                    : insert_first_member(text.str(), "variant", facts->second));
+  }
+}
+
+void ProgressReporter::ReportRuns(const std::vector<Run>& runs) {
+  ConsoleReporter::ReportRuns(runs);
+  for (const auto& run : runs) {
+    if (run.run_type != Run::RT_Iteration) continue;
+    ++done_;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const auto gflops = run.counters.find("gflops");
+    char rate[32] = "   (no result)";
+    if (gflops != run.counters.end())
+      std::snprintf(rate, sizeof(rate), "%11.1f GFLOP/s", double(gflops->second));
+    std::string eta = "?";
+    if (done_ <= total_) {
+      const double seconds = elapsed / double(done_) * double(total_ - done_);
+      eta = std::to_string(int(seconds + 0.5)) + " s";
+    }
+    std::fprintf(stderr, "[%zu/%zu] %s  %s  elapsed %.0f s  ETA %s\n", done_, total_,
+                 run.run_name.function_name.c_str(), rate, elapsed, eta.c_str());
+  }
+}
+
+}  // namespace gemm

@@ -1,0 +1,46 @@
+// The two reporters gemm-bench hands Google Benchmark: the JSON file gets each benchmark's
+// variant facts as an object of its own (so no tool parses them back out of a name), and the
+// terminal gets a progress line per finished run on stderr.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace gemm {
+
+// Google Benchmark's JSON, with "variant": {...} added to every entry of a registered name.
+class FactsJsonReporter : public benchmark::JSONReporter {
+ public:
+  // Registered benchmark name (without /manual_time) -> a JSON object's text.
+  explicit FactsJsonReporter(std::map<std::string, std::string> facts)
+      : facts_(std::move(facts)) {}
+  void ReportRuns(const std::vector<Run>& runs) override;
+
+ private:
+  std::map<std::string, std::string> facts_;
+};
+
+// The console table as usual, plus "[k/N] name  GFLOP/s  elapsed  ETA" on stderr.
+class ProgressReporter : public benchmark::ConsoleReporter {
+ public:
+  explicit ProgressReporter(std::size_t total_runs) : total_(total_runs) {}
+  void ReportRuns(const std::vector<Run>& runs) override;
+
+ private:
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Inserts `"variant": facts,` as the first member of each JSON object in `entries` (the text
+// JSONReporter writes for a list of runs). Exposed for its test.
+std::string insert_first_member(const std::string& entries, const std::string& key,
+                                const std::string& value_json);
+
+// JSON string literal of `text`, quotes included.
+std::string json_string(const std::string& text);
+
+}  // namespace gemm

@@ -1,0 +1,118 @@
+// The harness's host-side rules: medians, launch batching, the per-kernel counter aggregation,
+// the facts written into each JSON entry, and the progress/JSON reporters' text surgery.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "counters.h"
+#include "reporters.h"
+#include "timing.h"
+#include "variant_facts.h"
+
+namespace gemm {
+namespace {
+
+TEST(Median, OddEvenAndEmpty) {
+  EXPECT_EQ(median({3, 1, 2}), 2);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(median({5}), 5);
+  EXPECT_TRUE(std::isnan(median({})));
+  EXPECT_EQ(median({1, 1000, 2}), 2) << "one slow launch must not move the median";
+}
+
+TEST(LaunchBatching, IterationsLastAtLeastAFifthOfAMillisecond) {
+  EXPECT_EQ(launches_per_iteration(1.0), 1);
+  EXPECT_EQ(launches_per_iteration(0.2), 1);
+  EXPECT_EQ(launches_per_iteration(0.1), 2);
+  EXPECT_EQ(launches_per_iteration(0.003), 67);
+  EXPECT_EQ(launches_per_iteration(1e-9), 1000) << "capped";
+  EXPECT_EQ(launches_per_iteration(0), 1);
+  EXPECT_EQ(launches_per_iteration(NAN), 1);
+}
+
+TEST(CounterAggregation, SumsAddUpAndEverythingElseIsWeightedByDuration) {
+  const std::vector<std::string> cupti = {"gpu__time_duration.sum", "dram__bytes_read.sum",
+                                          "sm__warps_active.avg.pct_of_peak_sustained_active",
+                                          "lts__t_sector_hit_rate.pct",
+                                          "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"};
+  const std::vector<std::string> short_names = {"gpu_time_ns", "dram_read_bytes",
+                                                "achieved_occupancy", "l2_hit_rate",
+                                                "stall_barrier"};
+  // Two kernels: 300 ns and 100 ns.
+  const std::vector<KernelCounters> kernels = {{{300, 1000, 80, 50, 2}}, {{100, 24, 40, 90, 6}}};
+  const CounterValues v = aggregate_kernels(cupti, short_names, kernels);
+  EXPECT_EQ(v.at("gpu_time_ns"), 400);
+  EXPECT_EQ(v.at("dram_read_bytes"), 1024);
+  EXPECT_DOUBLE_EQ(v.at("achieved_occupancy"), 0.75 * 80 + 0.25 * 40);
+  EXPECT_DOUBLE_EQ(v.at("l2_hit_rate"), 0.75 * 50 + 0.25 * 90);
+  EXPECT_DOUBLE_EQ(v.at("stall_barrier"), 0.75 * 2 + 0.25 * 6);
+}
+
+TEST(CounterAggregation, WithoutDurationsAveragesEqually) {
+  const CounterValues v = aggregate_kernels({"a__b.pct", "c__d.sum"}, {"p", "s"},
+                                            {{{10, 1}}, {{30, 2}}});
+  EXPECT_DOUBLE_EQ(v.at("p"), 20);
+  EXPECT_DOUBLE_EQ(v.at("s"), 3);
+  EXPECT_TRUE(aggregate_kernels({"a__b.pct"}, {"p"}, {}).empty());
+}
+
+TEST(Reporters, FactsBecomeTheFirstMemberOfEachEntry) {
+  const std::string entry = ",\n    {\n      \"name\": \"gemm/fp32/x/m:1/n:1/k:1/manual_time\",\n"
+                            "      \"real_time\": 1\n    }";
+  const std::string out = insert_first_member(entry, "variant", "{\"family\": \"x\"}");
+  EXPECT_EQ(out, ",\n    {\n      \"variant\": {\"family\": \"x\"},\n      \"name\": "
+                 "\"gemm/fp32/x/m:1/n:1/k:1/manual_time\",\n      \"real_time\": 1\n    }");
+  EXPECT_EQ(insert_first_member("no object", "variant", "{}"), "no object");
+}
+
+TEST(Reporters, JsonStringsAreEscaped) {
+  EXPECT_EQ(json_string("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
+  EXPECT_EQ(json_string(std::string("\x01", 1)), "\"\\u0001\"");
+}
+
+Variant tiled_for_test() {
+  Variant v;
+  v.family = "blocked";
+  v.param_fields = {{"bm", 64}, {"bn", 32}};
+  v.params = params_name(v.param_fields);
+  v.tags = {"ladder", "tracked"};
+  v.rung = 2;
+  v.rung_name = "2-D register blocking";
+  v.outputs_per_thread = 8;
+  v.plan = [](const GemmShape& s) {
+    LaunchPlan p;
+    p.block = {256, 1, 1};
+    p.grid = {(s.n + 31) / 32, (s.m + 63) / 64, 1};
+    p.dynamic_smem_bytes = 4096;
+    return p;
+  };
+  return v;
+}
+
+TEST(VariantFacts, ParamsBecomeTheNameAndSeparateFields) {
+  const Variant v = tiled_for_test();
+  EXPECT_EQ(v.name(), "blocked/bm:64/bn:32");
+  const std::string json = variant_facts_json(v, {128, 64, 16}, false, false);
+  for (const char* expected :
+       {"\"family\": \"blocked\"", "\"params\": {\"bm\": 64, \"bn\": 32}",
+        "\"tags\": [\"ladder\", \"tracked\"]", "\"rung\": 2", "\"block\": [256, 1, 1]",
+        "\"grid\": [2, 2, 1]", "\"threads_per_block\": 256", "\"outputs_per_thread\": 8",
+        "\"warps_launched\": 32", "\"smem_per_block_bytes\": 4096", "\"end_to_end\": false",
+        "\"shape\": {\"m\": 128, \"n\": 64, \"k\": 16}", "\"compute\": \"fp32\""})
+    EXPECT_NE(json.find(expected), std::string::npos) << expected << " in " << json;
+}
+
+TEST(VariantFacts, GridStrideOutputsPerThreadFollowTheGrid) {
+  Variant v = tiled_for_test();
+  v.outputs_per_thread = 0;  // derived
+  v.plan = [](const GemmShape&) {
+    LaunchPlan p;
+    p.block = {1, 1, 1};
+    p.grid = {4, 1, 1};
+    return p;
+  };
+  EXPECT_DOUBLE_EQ(outputs_per_thread(v, v.plan({8, 8, 8}), {8, 8, 8}), 16);
+}
+
+}  // namespace
+}  // namespace gemm

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""The names gemm-bench writes, read back by the Python tools' parser (one grammar, two readers).
+
+Usage: names_roundtrip.py GEMM_BENCH
+Runs `GEMM_BENCH --list --tags=all` over an odd and a square shape (no GPU needed) and checks,
+for every listed benchmark, that scripts/gemm_study/names.py parses it, that the parts rebuild
+the same name, that the variant matches the variant grammar, and that the NVTX range name
+converts back. Exit 0 when all do, 1 otherwise; one line per failure.
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from gemm_study import names  # noqa: E402
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    listing = subprocess.run([argv[1], "--list", "--tags=all", "--shapes=7x13x5,4096x4096x4096"],
+                             capture_output=True, text=True, check=False)
+    if listing.returncode != 0:
+        print(f"FAIL gemm-bench --list exited {listing.returncode}: {listing.stderr.strip()[:300]}")
+        return 1
+    spec = names.load_spec()
+    rows = [line.split("\t")[0] for line in listing.stdout.splitlines() if line.strip()]
+    failures = 0
+    for name in rows:
+        parsed = names.parse_benchmark(name + spec.manual_time_suffix, spec)
+        problem = None
+        if parsed is None:
+            problem = "not parsed"
+        else:
+            prefix = spec.end_to_end_prefix if parsed["end_to_end"] else spec.kernel_prefix
+            rebuilt = (f"{prefix}/{parsed['precision']}/{parsed['variant']}"
+                       f"/m:{parsed['m']}/n:{parsed['n']}/k:{parsed['k']}")
+            if rebuilt != name:
+                problem = f"rebuilt as {rebuilt}"
+            elif not spec.variant.match(parsed["variant"]):
+                problem = f"variant {parsed['variant']} breaks the variant grammar"
+            elif names.benchmark_from_nvtx(names.nvtx_range(name, spec), spec) != name:
+                problem = "NVTX range name does not convert back"
+        if problem:
+            failures += 1
+            print(f"FAIL {name}: {problem}")
+    print(f"{len(rows) - failures} passed, {failures} failed")
+    return 0 if rows and failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
