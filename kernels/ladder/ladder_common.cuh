@@ -1,0 +1,151 @@
+// Device helpers shared by the CUDA-core ladder (kernels/ladder/*.cu): 16-byte vector types,
+// cp.async wrappers, the block-order swizzle and the host-side bits every rung registers with.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch.cuh"
+
+namespace gemm::ladder {
+
+// 16 bytes of T: the widest load a thread can issue (LDG.128 / LDS.128 / STS.128).
+template <typename T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  using type = float4;
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+};
+template <typename T>
+using vec16_t = typename Vec16<T>::type;
+
+// Elements of T in 16 bytes: 4 floats, 2 doubles.
+template <typename T>
+constexpr int kVec = 16 / int(sizeof(T));
+
+// Lanes that one shared-memory phase serves for element-wide accesses: 32-bit accesses are
+// served for the whole warp, 64-bit ones per half-warp, so one phase covers 128 bytes either way.
+template <typename T>
+constexpr int kPhaseElems = 128 / int(sizeof(T));
+
+template <typename T>
+__device__ __forceinline__ vec16_t<T> load_vec(const T* p) {
+  return *reinterpret_cast<const vec16_t<T>*>(p);
+}
+template <typename T>
+__device__ __forceinline__ void store_vec(T* p, const vec16_t<T>& v) {
+  *reinterpret_cast<vec16_t<T>*>(p) = v;
+}
+// The i-th element of a 16-byte vector (i a compile-time constant after unrolling).
+__device__ __forceinline__ float vec_at(const float4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+__device__ __forceinline__ double vec_at(const double2& v, int i) { return i == 0 ? v.x : v.y; }
+__device__ __forceinline__ float4 zero_vec(float) { return make_float4(0.f, 0.f, 0.f, 0.f); }
+__device__ __forceinline__ double2 zero_vec(double) { return make_double2(0.0, 0.0); }
+
+// --- cp.async (sm_80+): global -> shared without a register round trip ------------------------
+// `valid == false` copies nothing and zero-fills the destination (src-size 0), so a tile's
+// out-of-range elements read as zero without a branch around the copy.
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool valid) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  const int src_bytes = valid ? BYTES : 0;
+  if constexpr (BYTES == 16) {
+    // .cg: 16-byte copies may bypass L1; each element is used by one block only.
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "r"(src_bytes));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "n"(BYTES), "r"(src_bytes));
+  }
+}
+// Same, without the zero-fill operand: the aligned fast path never needs it.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+                 "n"(BYTES));
+  }
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// --- block order ------------------------------------------------------------------------------
+// The tile of C this block computes. GROUP == 0: row-major block order (blockIdx.x walks the
+// columns of C). GROUP > 0: blocks launched together walk GROUP rows of tiles column by column,
+// so they share GROUP row panels of A and a few column panels of B in L2 instead of sweeping
+// all of B (the grouped ordering of Triton's matmul tutorial).
+template <int GROUP>
+__device__ __forceinline__ void block_tile_coords(int& tile_m, int& tile_n) {
+  if constexpr (GROUP <= 0) {
+    tile_m = blockIdx.y;
+    tile_n = blockIdx.x;
+  } else {
+    const int tiles_n = gridDim.x, tiles_m = gridDim.y;
+    const int pid = blockIdx.y * tiles_n + blockIdx.x;
+    const int per_group = GROUP * tiles_n;
+    const int group = pid / per_group;
+    const int first_m = group * GROUP;
+    const int rows = min(tiles_m - first_m, GROUP);
+    const int in_group = pid - group * per_group;
+    tile_m = first_m + in_group % rows;
+    tile_n = in_group / rows;
+  }
+}
+
+}  // namespace gemm::ladder
+
+namespace gemm {
+
+// Host side: the facts every ladder variant carries.
+inline void set_ladder_facts(Variant& v, int rung, const char* rung_name, const char* origin,
+                             double outputs_per_thread, bool representative) {
+  v.rung = rung;
+  v.rung_name = rung_name;
+  v.origin = origin;
+  v.outputs_per_thread = outputs_per_thread;
+  v.tags = {tag::ladder};
+  if (representative) {
+    v.tags.push_back(tag::tracked);
+    v.tags.push_back(tag::crosscheck);
+    v.tags.push_back(tag::summary);
+  } else {
+    v.tags.push_back(tag::tuning);
+  }
+}
+
+// Adds a precondition to whatever the variant already refuses.
+inline void add_precondition(Variant& v, Precondition more) {
+  Precondition before = v.can_implement;
+  v.can_implement = [before, more](const GemmShape& s,
+                                   const DeviceLimits& d) -> std::optional<std::string> {
+    if (before)
+      if (auto why = before(s, d)) return why;
+    return more(s, d);
+  };
+}
+
+// cp.async needs compute capability 8.0 (an unknown device, 0.0, is not refused).
+inline std::optional<std::string> needs_sm80(const DeviceLimits& d) {
+  if (d.cc_major != 0 && d.cc_major < 8)
+    return "cp.async needs compute capability >= 8.0 (device is " + std::to_string(d.cc_major) +
+           "." + std::to_string(d.cc_minor) + ")";
+  return std::nullopt;
+}
+
+}  // namespace gemm

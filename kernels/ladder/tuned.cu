@@ -1,0 +1,99 @@
+// Rung 8, tuned: the pipelined, rasterized warp-tiled kernel (pipelined_kernel.cuh) at the
+// configuration a sweep found fastest per precision and problem size.
+//   - tuning instances (tuning_instances.inc): family `tuned`, tag `tuning`, whole tiles only;
+//     `scripts/tune_ladder.sh` runs them and writes the winners into tuned_configs.inc;
+//   - the `tuned` variant (tag tracked/summary): any shape. It takes the configuration tuned at
+//     the size nearest the shape, then the fastest mode of that configuration that the shape
+//     allows (unchecked on whole tiles, checked 16-byte copies when N % V == 0, element copies
+//     otherwise), so an odd shape loses only the bounds checks.
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "families.h"
+#include "ladder_families.h"
+#include "pipelined_kernel.cuh"
+
+namespace gemm {
+namespace {
+
+struct TunedEntry {
+  int size;
+  Variant variant;  // all three modes of the configuration
+};
+
+template <typename T>
+std::vector<TunedEntry>& tuned_table() {
+  static std::vector<TunedEntry> table;
+  return table;
+}
+
+void fill_tuned_tables() {
+#define LADDER_TUNED(T, SIZE, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB) \
+  tuned_table<T>().push_back(                                                  \
+      {SIZE, pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB>("tuned")});
+#include "tuned_configs.inc"
+#undef LADDER_TUNED
+}
+
+// The entry tuned at the size whose cube is nearest M*N*K in log scale.
+template <typename T>
+const Variant& tuned_for(const GemmShape& s) {
+  const auto& table = tuned_table<T>();
+  const double log_work = std::log(std::max(1.0, s.work()));
+  const Variant* best = &table.front().variant;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const auto& e : table) {
+    const double d = std::abs(3.0 * std::log(double(e.size)) - log_work);
+    if (d < best_distance) {
+      best_distance = d;
+      best = &e.variant;
+    }
+  }
+  return *best;
+}
+
+template <typename T>
+void add_tuned(std::vector<Variant>& out) {
+  if (tuned_table<T>().empty()) return;
+  Variant v;
+  v.family = "tuned";
+  v.precision = precision_of<T>();
+  v.compute = compute_of<T>();
+  v.backend = Backend::cuda_kernel;
+  v.unit_roundoff = unit_roundoff(v.compute);
+  std::string configs;
+  for (const auto& e : tuned_table<T>())
+    configs += (configs.empty() ? "" : "; ") + std::to_string(e.size) + "^3: " + e.variant.params;
+  // Facts of the configuration for the largest size (outputs per thread of that entry).
+  v.outputs_per_thread = tuned_table<T>().back().variant.outputs_per_thread;
+  v.plan = [](const GemmShape& s) { return tuned_for<T>(s).plan(s); };
+  v.run = [](const Operands& ops, cudaStream_t stream) { tuned_for<T>(ops.shape).run(ops, stream); };
+  v.can_implement = [](const GemmShape& s, const DeviceLimits& d) {
+    return tuned_for<T>(s).can_implement(s, d);
+  };
+  set_ladder_facts(v, 8, "tuned", "a swept configuration per shape (scripts/tune_ladder.sh)",
+                   v.outputs_per_thread, true);
+  v.tags.push_back(tag::e2e);
+  v.note = "any shape; configuration per size from kernels/ladder/tuned_configs.inc: " + configs;
+  out.push_back(v);
+}
+
+}  // namespace
+
+void add_tuned_variants(std::vector<Variant>& out) {
+  fill_tuned_tables();
+  add_tuned<float>(out);
+  add_tuned<double>(out);
+#define LADDER_TUNING(T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB)                       \
+  {                                                                                             \
+    Variant v = pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, 0>("tuned"); \
+    set_ladder_facts(v, 8, "tuned", "tuning sweep instance", TM * TN, false);                  \
+    v.note = "tuning instance: whole tiles only";                                              \
+    out.push_back(v);                                                                           \
+  }
+#include "tuning_instances.inc"
+#undef LADDER_TUNING
+}
+
+}  // namespace gemm

@@ -1,0 +1,37 @@
+"""The tuned rung's configuration picker: the fastest configuration per (precision, size), ties
+within 1% to the larger block tile."""
+import importlib.util
+from pathlib import Path
+
+SPEC = importlib.util.spec_from_file_location(
+    "tune_ladder", Path(__file__).resolve().parents[1] / "tune_ladder.py")
+tune = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(tune)
+
+
+def params(bm, bn, bk=8, stages=2):
+    return (bm, bn, bk, 32, 64, 8, 8, stages, 8, 2)
+
+
+def test_the_fastest_wins_when_it_is_clearly_faster():
+    configs = {params(64, 128): [45000.0], params(128, 128): [43000.0]}
+    chosen, speed, second = tune.pick(configs)
+    assert chosen == params(64, 128) and speed == 45000.0 and second == 43000.0
+
+
+def test_a_tie_within_one_percent_goes_to_the_larger_block_tile():
+    configs = {params(64, 128, 16, 4): [45123.0], params(128, 128, 16): [44843.0],
+               params(128, 256): [40000.0]}
+    chosen, speed, second = tune.pick(configs)
+    assert chosen == params(128, 128, 16)
+    assert speed == 44843.0 and second == 45123.0
+
+
+def test_the_median_of_repetitions_is_the_speed():
+    configs = {params(64, 128): [10.0, 50000.0, 11.0], params(128, 128): [40000.0, 40001.0, 39999.0]}
+    assert tune.pick(configs)[0] == params(128, 128)
+
+
+def test_render_names_the_configuration_per_precision_and_size():
+    text = tune.render([("fp32", 4096, params(128, 128), 44843.0, 45123.0)], "test")
+    assert "LADDER_TUNED(float, 4096, 128, 128, 8, 32, 64, 8, 8, 2, 8, 2)" in text

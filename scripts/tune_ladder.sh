@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The ladder's tuning sweep: runs every `tuning` instance at the tuning sizes and regenerates
+# kernels/ladder/tuned_configs.inc from the results (scripts/tune_ladder.py), then rebuild.
+#
+#   scripts/tune_ladder.sh [--from-json FILE] [extra gemm-bench options]
+#
+# Environment: GEMM_BENCH (default build/bench/gemm-bench), TUNE_SIZES (default 1024,2048,4096,8192),
+# TUNE_OUT (the JSON, default build/tune_ladder.json). --from-json skips the run and only
+# regenerates the configuration file from an existing JSON (e.g. one sent back from the GPU host).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bench="${GEMM_BENCH:-$root/build/bench/gemm-bench}"
+sizes="${TUNE_SIZES:-1024,2048,4096,8192}"
+json="${TUNE_OUT:-$root/build/tune_ladder.json}"
+
+if [[ "${1:-}" == "--from-json" ]]; then
+  json="${2:?--from-json needs a file}"
+  shift 2
+else
+  "$bench" --tags=tuning --sizes="$sizes" --counters=off --end-to-end=off \
+    --benchmark_out="$json" --benchmark_out_format=json "$@"
+fi
+python3 "$root/scripts/tune_ladder.py" "$json" --out "$root/kernels/ladder/tuned_configs.inc"
+echo "rebuild (cmake --build build) to compile the new configuration into the tuned variant"
