@@ -1,0 +1,91 @@
+// PTX wrappers shared by the tensor-core families: cp.async (plain sm_80+), ldmatrix, mma.sync
+// for TF32 and FP64, and the TF32 rounding. The sm_90a-only wrappers (wgmma, TMA, mbarrier)
+// live in sm90a_ptx.cuh so that this header stays valid for any architecture >= sm_80.
+//
+// Every wrapper is one instruction; the comments say what the operands mean, because the
+// fragment layouts they imply are what the kernels are built around.
+#pragma once
+
+#include <cstdint>
+
+namespace gemm::tensor {
+
+// Shared-memory address (32-bit, the .shared window) of a generic pointer into shared memory.
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// --- cp.async: global -> shared without passing through registers ---------------------------
+// src_bytes = 0 writes BYTES zeros instead of reading: the predicated tail of a tile costs no
+// branch, and the source address is never dereferenced (callers still pass an in-bounds one).
+// 16-byte copies go .cg (bypass L1: tiles are reused from shared memory, not L1); 4- and 8-byte
+// copies must be .ca.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* smem_dst, const void* gmem_src, bool valid) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  const std::uint32_t dst = smem_addr(smem_dst);
+  const int src_bytes = valid ? BYTES : 0;
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src),
+                 "r"(src_bytes));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(gmem_src),
+                 "n"(BYTES), "r"(src_bytes));
+  }
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// --- TF32 ------------------------------------------------------------------------------------
+// Round an FP32 value to the nearest TF32 (10 explicit mantissa bits, ties away from zero),
+// kept in a 32-bit register. Without it the tensor core simply ignores the low 13 bits
+// (truncation): twice the error, and a bias towards zero.
+__device__ __forceinline__ std::uint32_t to_tf32(float x) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// ldmatrix.x4: four 8x8 matrices of 16-bit elements, i.e. four 8-row x 16-byte blocks. Lanes
+// 8j..8j+7 give the row addresses of block j; every lane receives, of each block j, the 32-bit
+// word (lane % 4) of row (lane / 4). For 32-bit TF32 data a 16-byte row is 4 elements, so a
+// block is an 8 x 4 TF32 tile and lane (g = lane/4, t = lane%4) receives element (g, t) of it:
+// exactly the mma.m16n8k8 A-fragment layout. (The .trans form would transpose 16-bit halves
+// and scramble 32-bit elements, so it is of no use for TF32: B is read with plain loads.)
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t smem_row_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_row_addr));
+}
+
+// mma.sync m16n8k8 TF32 x TF32 -> FP32, one warp. With g = lane/4, t = lane%4:
+//   a[0] = A[g][t], a[1] = A[g+8][t], a[2] = A[g][t+4], a[3] = A[g+8][t+4]   (A: 16 x 8)
+//   b[0] = B[t][g], b[1] = B[t+4][g]                                          (B: 8 x 8)
+//   c[0] = C[g][2t], c[1] = C[g][2t+1], c[2] = C[g+8][2t], c[3] = C[g+8][2t+1]
+// 16*8*8 = 1024 multiply-adds per warp instruction (one HMMA.1688.F32.TF32 in SASS).
+__device__ __forceinline__ void mma_tf32_16x8x8(float (&c)[4], const std::uint32_t (&a)[4],
+                                                const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// mma.sync m8n8k4 FP64 (DMMA), one warp. With g = lane/4, t = lane%4:
+//   a = A[g][t] (A: 8 x 4), b = B[t][g] (B: 4 x 8), c[0] = C[g][2t], c[1] = C[g][2t+1].
+// 8*8*4 = 256 multiply-adds per warp instruction (one DMMA.884 in SASS).
+__device__ __forceinline__ void mma_f64_8x8x4(double (&c)[2], double a, double b) {
+  asm volatile(
+      "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+      : "+d"(c[0]), "+d"(c[1])
+      : "d"(a), "d"(b));
+}
+
+}  // namespace gemm::tensor

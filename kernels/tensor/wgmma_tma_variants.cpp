@@ -1,0 +1,86 @@
+// Registration of the wgmma_tma family. Always compiled (plain C++), so the variants exist in
+// every build: without GEMM_HAVE_SM90A (no sm_90a object library) they refuse every shape with
+// the reason, and on a device other than compute capability 9.0 they refuse it too (sm_90a code
+// runs on 9.0 alone).
+#include <stdexcept>
+#include <string>
+
+#include "families.h"
+#include "tensor_families.h"
+#include "wgmma_tma.h"
+
+namespace gemm {
+
+void add_wgmma_tma_variants(std::vector<Variant>& out) {
+  using tensor::kWgmmaTmaConfigs;
+  using tensor::WgmmaTmaConfig;
+  for (int i = 0; i < tensor::kWgmmaTmaConfigCount; ++i) {
+    const WgmmaTmaConfig c = kWgmmaTmaConfigs[i];
+    Variant v;
+    v.family = "wgmma_tma";
+    v.param_fields = {{"bm", c.bm}, {"bn", c.bn}, {"bk", WgmmaTmaConfig::bk}, {"stages", c.stages}};
+    v.params = params_name(v.param_fields);
+    v.precision = Precision::fp32;
+    v.compute = Compute::tf32;
+    v.unit_roundoff = unit_roundoff(Compute::tf32);
+    v.backend = Backend::cuda_kernel;
+    v.tags = c.representative
+                 ? Tags{tag::tensor_core, tag::tracked, tag::crosscheck, tag::summary}
+                 : Tags{tag::tensor_core, tag::tuning};
+    v.rung = kRungWgmmaTma;
+    v.rung_name = "wgmma + TMA";
+    v.origin = "wgmma.mma_async m64n" + std::to_string(c.bm) +
+               "k8 tf32 (A operand in registers), TMA tiles on mbarriers, producer warpgroup";
+    v.note = "computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
+             "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "
+             "outputs per thread counted over the consumer warpgroups";
+    v.outputs_per_thread = double(c.bm) * c.bn / (c.consumers() * 128);
+    v.plan = [c, i](const GemmShape& s) {
+      LaunchPlan p;
+      p.block = {c.threads(), 1, 1};
+      p.grid = {(s.n + c.bn - 1) / c.bn, (s.m + c.bm - 1) / c.bm, 1};
+      p.dynamic_smem_bytes = c.smem_bytes();
+#ifdef GEMM_HAVE_SM90A
+      p.kernel = tensor::wgmma_tma_kernel(i);
+#else
+      (void)i;
+#endif
+      return p;
+    };
+    v.can_implement = [](const GemmShape& s,
+                         const DeviceLimits& d) -> std::optional<std::string> {
+#ifndef GEMM_HAVE_SM90A
+      (void)s;
+      (void)d;
+      return std::string("built without sm_90a: configure with -DGEMM_SM90A=ON (needs "
+                         "CMAKE_CUDA_ARCHITECTURES to include 90)");
+#else
+      if (d.cc_major != 9 || d.cc_minor != 0)
+        return "sm_90a code runs on compute capability 9.0 only (this device: " +
+               std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ")";
+      if (s.k % 4 != 0)
+        return std::string("K % 4 != 0: TMA needs the row stride of A (K floats) to be a "
+                           "multiple of 16 bytes");
+      if (s.n % 4 != 0)
+        return std::string("N % 4 != 0: TMA needs the row stride of B (N floats) to be a "
+                           "multiple of 16 bytes");
+      return std::nullopt;
+#endif
+    };
+    v.run = [i](const Operands& ops, cudaStream_t stream) {
+#ifdef GEMM_HAVE_SM90A
+      tensor::wgmma_tma_run(i, static_cast<const float*>(ops.a), static_cast<const float*>(ops.b),
+                            static_cast<float*>(ops.c), int(ops.shape.m), int(ops.shape.n),
+                            int(ops.shape.k), stream);
+#else
+      (void)i;
+      (void)ops;
+      (void)stream;
+      throw std::logic_error("wgmma_tma: built without sm_90a (the variant refuses every shape)");
+#endif
+    };
+    out.push_back(std::move(v));
+  }
+}
+
+}  // namespace gemm
