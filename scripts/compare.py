@@ -1,8 +1,23 @@
 #!/usr/bin/env python3
-"""Compare two gemm-bench results files: noise-aware time verdicts and counter verdicts.
+"""Compare two gemm-bench tracking runs (scripts/track.sh): drift-aware time verdicts, failed
+benchmarks, and exact-counter changes with their direction.
 
-Exit status: 0 no regression, 1 regression (a SLOWER benchmark or a worse exact counter),
-2 bad input (unreadable file, different GPU/driver/CUDA/clocks without --allow-context-mismatch).
+Per benchmark, from the per-repetition rows: the statistic is cycles (median_ms x sm_clock_mhz)
+where both files recorded the SM clock, else median_ms (the median launch time of a repetition;
+real_time, Google Benchmark's mean, only where median_ms is absent). SLOWER needs all of
+  (a) change of the medians > max(--min-effect, --noise-factor x noise), where
+      noise = sqrt(spread_base^2 + spread_cand^2 + 2 x --drift^2), spread = IQR/median/1.349;
+  (b) one-sided Mann-Whitney p < --alpha;
+  (c) enough repetitions for (b) to be reachable (4 per side at alpha 0.05), else TOO_FEW.
+Verdicts: SAME, SLOWER, FASTER, UNSURE (beyond the threshold, not significant), TOO_FEW, FAILED
+(a candidate repetition errored), BASE_FAILED, MISSING, NEW. An exact count (catalogue stability
+"exact": sectors, requests, wavefronts) that changed is reported with its direction whatever the
+time verdict; a worse one is a regression. stage_*_s bookkeeping is never compared.
+
+Exit status: 0 no regression; 1 regression (SLOWER, FAILED or a worse exact count; with --strict
+also UNSURE, TOO_FEW and MISSING); 2 bad input (unreadable file, impossible times, duplicate
+benchmarks, aggregate-only or foreign files, an --alias that matches nothing, an unwritable
+output, a different GPU/driver/CUDA/clocks without --allow-context-mismatch).
 """
 import argparse
 import json
@@ -11,51 +26,84 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_study.compare import Settings, compare_files, to_markdown  # noqa: E402
-from gemm_study.errors import EXIT_OK, EXIT_REGRESSION, InputError, run_cli  # noqa: E402
+from gemm_study.errors import EXIT_OK, EXIT_REGRESSION, InputError, run_cli, writing  # noqa: E402
+
+
+def fraction(name, low=0.0, high=1.0):
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value < high:
+            raise InputError(f"{name} {text}: expected a fraction in [{low:g}, {high:g})")
+        return value
+    return parse
+
+
+def write(path, text):
+    with writing(path):
+        Path(path).write_text(text)
+
+
+def parse_aliases(items):
+    aliases = {}
+    for item in items:
+        cand, _, base = item.partition("=")
+        if not cand or not base:
+            raise InputError(f"--alias {item!r}: expected CANDIDATE_FAMILY=BASELINE_FAMILY")
+        aliases[cand] = base
+    return aliases
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("baseline", help="gemm-bench JSON (--benchmark_out) of the baseline")
     parser.add_argument("candidate", help="gemm-bench JSON of the candidate")
-    parser.add_argument("--min-effect", type=float, default=0.03, help="relative time change that matters (0.03)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance of the one-sided U test (0.05)")
-    parser.add_argument("--count-tolerance", type=float, default=0.001,
+    parser.add_argument("--min-effect", type=str, default="0.03", help="relative change that matters (0.03)")
+    parser.add_argument("--alpha", type=str, default="0.05", help="significance of the one-sided U test (0.05)")
+    parser.add_argument("--noise-factor", type=str, default="3", help="k: change must exceed k x noise (3)")
+    parser.add_argument("--drift", type=str, default="0.01",
+                        help="between-run drift allowance, relative SD of one run's level (0.01)")
+    parser.add_argument("--statistic", choices=["auto", "cycles", "time"], default="auto",
+                        help="auto: cycles where both sides recorded sm_clock_mhz, else time (auto)")
+    parser.add_argument("--count-tolerance", type=str, default="0.001",
                         help="relative change of an exact count that is flagged (0.001)")
-    parser.add_argument("--counter-effect", type=float, default=0.10,
+    parser.add_argument("--counter-effect", type=str, default="0.10",
                         help="relative change of a noisy counter that is flagged (0.10)")
+    parser.add_argument("--strict", action="store_true", help="UNSURE, TOO_FEW and MISSING fail too")
     parser.add_argument("--allow-context-mismatch", action="store_true",
                         help="compare runs from different GPUs, drivers, CUDA versions or clocks")
     parser.add_argument("--alias", action="append", default=[], metavar="CAND=BASE",
                         help="treat the candidate's family CAND as the baseline's BASE, e.g. "
                              "shared_col=shared_col_padded (compare two variants of one run)")
     parser.add_argument("--time-only", action="store_true", help="compare times only, not counters")
-    parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
-    parser.add_argument("--json", type=Path, help="write the full comparison as JSON here")
+    parser.add_argument("--markdown", help="also write the markdown table here")
+    parser.add_argument("--json", help="write the full comparison as JSON here")
     args = parser.parse_args(argv)
-    for name, value, low, high in [("--min-effect", args.min_effect, 0, 1), ("--alpha", args.alpha, 0, 1),
-                                   ("--count-tolerance", args.count_tolerance, 0, 1),
-                                   ("--counter-effect", args.counter_effect, 0, 1)]:
-        if not low <= value < high:
-            raise InputError(f"{name} {value}: expected a fraction in [{low}, {high})")
-    aliases = {}
-    for item in args.alias:
-        if "=" not in item:
-            raise InputError(f"--alias {item!r}: expected CANDIDATE_FAMILY=BASELINE_FAMILY")
-        cand, base = item.split("=", 1)
-        aliases[cand] = base
-    settings = Settings(args.min_effect, args.alpha, args.count_tolerance, args.counter_effect,
-                        args.allow_context_mismatch, aliases, args.time_only)
+    settings = Settings(
+        min_effect=fraction("--min-effect")(args.min_effect), alpha=fraction("--alpha", 1e-9)(args.alpha),
+        noise_factor=fraction("--noise-factor", 0, 100)(args.noise_factor),
+        drift=fraction("--drift")(args.drift), statistic=args.statistic,
+        count_tolerance=fraction("--count-tolerance")(args.count_tolerance),
+        counter_effect=fraction("--counter-effect")(args.counter_effect),
+        allow_context_mismatch=args.allow_context_mismatch, family_aliases=parse_aliases(args.alias),
+        time_only=args.time_only, strict=args.strict)
     result = compare_files(args.baseline, args.candidate, settings)
     shown = [Path(a).name if a.endswith(".json") else a for a in (argv if argv is not None else sys.argv[1:])]
     text = "Command: `scripts/compare.py " + " ".join(shown) + "`\n\n" + to_markdown(result)
-    print(text)
     if args.markdown:
-        args.markdown.write_text(text)
+        write(args.markdown, text)
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+        write(args.json, json.dumps(result, indent=2))
+    print(text)
     return EXIT_REGRESSION if result["regressions"] else EXIT_OK
 
 
+def guarded(argv=None):
+    """main(argv) with the tools' exit statuses and never a traceback (errors.run_cli)."""
+    return run_cli(main, argv)
+
+
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(guarded())

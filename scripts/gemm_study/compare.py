@@ -1,194 +1,395 @@
-"""Noise-aware comparison of two gemm-bench runs: time verdicts from per-repetition samples
-(median change, IQR/median noise, one-sided Mann-Whitney U, minimum effect), counter verdicts
-with direction, and a context check. Exit status: 0 no regression, 1 regression, 2 bad input."""
+"""Noise- and drift-aware comparison of two gemm-bench tracking runs.
+
+The rule (one benchmark, per-repetition samples on each side):
+  statistic  cycles = median_ms x sm_clock_mhz when both sides recorded clocks, else median_ms
+             (real_time only where median_ms is absent);
+  change     median(candidate) / median(baseline) - 1;
+  noise      sqrt(s_base^2 + s_cand^2 + 2 drift^2), s = IQR / median / 1.349 (robust relative SD of one
+             repetition), drift = the between-run allowance for one run (--drift);
+  SLOWER     change > max(min_effect, k x noise)  and  one-sided Mann-Whitney p < alpha;
+  TOO_FEW    beyond the threshold, but n_base x n_cand repetitions cannot reach p < alpha at all;
+  UNSURE     beyond the threshold, p >= alpha;  SAME inside it;  FASTER mirrors SLOWER;
+  FAILED     a candidate repetition errored (a regression, with the error message).
+Exact counters (catalogue stability "exact") are compared whatever the time verdict; a worse one is
+a regression. Exit status: 0 no regression, 1 regression, 2 bad input."""
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 from .catalogue import load_catalogue
 from .errors import InputError
-from .results import load_results, to_frame
+from .results import TIME_UNITS, is_number, load_results, parse_name
 
 CONTEXT_KEYS = ["gpu_name", "cuda_driver_version", "cuda_runtime_version",
                 "gpu_max_sm_clock_mhz", "gpu_memory_clock_mhz", "l2_state"]
+# Never compared as performance: bookkeeping and the clock itself (used for cycles).
+NOT_COUNTERS = ("stage_", "sm_clock_mhz", "clock_throttled")
+REGRESSION_VERDICTS = {"SLOWER", "FAILED"}
+STRICT_VERDICTS = {"UNSURE", "TOO_FEW", "MISSING"}
 
 
 @dataclass
 class Settings:
-    min_effect: float = 0.03       # relative change in time that matters
+    min_effect: float = 0.03       # relative change that matters, whatever the noise
     alpha: float = 0.05            # one-sided Mann-Whitney U significance
+    noise_factor: float = 3.0      # k: a change must exceed k x the pooled noise
+    drift: float = 0.01            # between-run allowance: relative SD of one run's level
+    statistic: str = "auto"        # auto (cycles where both sides have clocks) | cycles | time
     count_tolerance: float = 0.001  # relative change of an exact count that is flagged
     counter_effect: float = 0.10   # relative change of a noisy counter that is flagged
     allow_context_mismatch: bool = False
     family_aliases: dict = field(default_factory=dict)  # candidate family -> baseline family
     time_only: bool = False        # skip counters (e.g. comparing counters on against off)
+    strict: bool = False           # UNSURE, TOO_FEW and MISSING fail too
 
 
-def _noise(samples):
+@dataclass
+class Bench:
+    family: str
+    times: list = field(default_factory=list)    # ms per repetition (the verdict's time statistic)
+    clocks: list = field(default_factory=list)   # MHz per repetition, where recorded
+    real_times: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    throttled: bool = False
+    counters: dict = field(default_factory=dict)  # name -> list of values
+    reps: set = field(default_factory=set)
+
+
+# ----------------------------------------------------------------------------- loading
+
+def _positive(path, where, key, value):
+    if not is_number(value) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{path}: {where}: {key} is {value!r}; expected a positive finite number")
+    return float(value)
+
+
+def _family(entry, name):
+    """The entry's family (its `variant` object, or the name for older files); None if the
+    entry is not a benchmark of this project."""
+    if "variant" in entry:
+        return entry["variant"]["family"]
+    parsed = parse_name(name)
+    return parsed["family"] if parsed else None
+
+
+def load_run(path):
+    """(context, {benchmark name: Bench}) of a gemm-bench results file; InputError if unusable."""
+    context, entries = load_results(path)
+    benches, seen, aggregates, uses_median = {}, {}, 0, None
+    for i, entry in enumerate(entries):
+        name = entry.get("run_name", entry["name"])
+        where = f"entry {i} ({name})"
+        family = _family(entry, name)
+        if family is None:
+            continue  # not a benchmark of this project
+        if entry.get("run_type") == "aggregate":
+            aggregates += 1
+            continue
+        rep = entry.get("repetition_index", 0)
+        if not isinstance(rep, int) or isinstance(rep, bool) or rep < 0:
+            raise InputError(f"{path}: {where}: repetition_index is {rep!r}")
+        if (name, rep) in seen:
+            raise InputError(f"{path}: {where}: duplicate benchmark (repetition {rep} is also entry "
+                             f"{seen[name, rep]})")
+        seen[name, rep] = i
+        bench = benches.setdefault(name, Bench(family))
+        bench.reps.add(rep)
+        if entry.get("error_occurred"):
+            bench.errors.append(str(entry.get("error_message") or "error_occurred without a message"))
+            continue
+        has_median = "median_ms" in entry
+        if uses_median is None:
+            uses_median = has_median
+        if has_median != uses_median:
+            raise InputError(f"{path}: {where}: " + ("no median_ms, unlike earlier entries" if uses_median
+                                                     else "has median_ms, unlike earlier entries"))
+        unit = TIME_UNITS[entry.get("time_unit", "ns")]
+        if has_median:
+            bench.times.append(_positive(path, where, "median_ms", entry["median_ms"]))
+        else:
+            bench.times.append(_positive(path, where, "real_time", entry.get("real_time")) * unit)
+        real = entry.get("real_time")
+        if is_number(real) and math.isfinite(real):
+            bench.real_times.append(real * unit)
+        if "sm_clock_mhz" in entry:
+            bench.clocks.append(_positive(path, where, "sm_clock_mhz", entry["sm_clock_mhz"]))
+        throttled = entry.get("clock_throttled", 0)
+        if not is_number(throttled):
+            raise InputError(f"{path}: {where}: clock_throttled is {throttled!r}; expected 0 or 1")
+        bench.throttled |= bool(throttled)
+        for key, value in entry.items():
+            if is_number(value) and math.isfinite(value) and not key.startswith(NOT_COUNTERS):
+                bench.counters.setdefault(key, []).append(float(value))
+    if not benches:
+        if aggregates:
+            raise InputError(f"{path}: only aggregate rows ({aggregates}): rerun without "
+                             "--benchmark_report_aggregates_only so that every repetition is kept")
+        raise InputError(f"{path}: no benchmark of gemm-study ({len(entries)} entries, none named "
+                         "gemm/<precision>/<variant>/m:/n:/k: or carrying a 'variant')")
+    for name, bench in benches.items():
+        if bench.clocks and len(bench.clocks) != len(bench.times):
+            raise InputError(f"{path}: {name}: sm_clock_mhz on {len(bench.clocks)} of "
+                             f"{len(bench.times)} repetitions")
+    return context, benches
+
+
+# ----------------------------------------------------------------------------- the rule
+
+def spread(samples):
+    """Robust relative SD of one sample: IQR / median / 1.349 (0 for fewer than 2)."""
     samples = np.asarray(samples, dtype=float)
-    median = float(np.median(samples))
-    if len(samples) < 2 or median == 0:
+    if len(samples) < 2:
         return 0.0
     q75, q25 = np.percentile(samples, [75, 25])
-    return float((q75 - q25) / median)
+    return float((q75 - q25) / np.median(samples) / 1.349)
 
 
-def _mann_whitney_greater(a, b):
-    """p-value that samples b tend to be larger than a (one-sided), or None if untestable."""
-    if len(a) < 2 or len(b) < 2:
-        return None
+def p_greater(a, b):
+    """One-sided Mann-Whitney p-value that b tends to be larger than a."""
+    if len(a) < 1 or len(b) < 1:
+        return 1.0
     from scipy.stats import mannwhitneyu
 
-    return float(mannwhitneyu(b, a, alternative="greater").pvalue)
+    p = float(mannwhitneyu(b, a, alternative="greater").pvalue)
+    return p if math.isfinite(p) else 1.0
 
 
-def time_verdict(base, cand, settings):
-    """Verdict for per-repetition times (lower is better)."""
+@lru_cache(maxsize=None)
+def smallest_p(n_base, n_cand):
+    """The smallest p the test can give for these sample sizes (perfect separation)."""
+    return p_greater(list(range(n_base)), list(range(n_base, n_base + n_cand)))
+
+
+def verdict(base, cand, settings, p_values=True):
+    """Verdict for per-repetition samples of one statistic (lower is better). p_values=False
+    computes the rank test only where the verdict needs it (the simulation)."""
     base_med, cand_med = float(np.median(base)), float(np.median(cand))
     change = cand_med / base_med - 1.0
-    noise = max(_noise(base), _noise(cand))
-    p_slower = _mann_whitney_greater(base, cand)
-    p_faster = _mann_whitney_greater(cand, base)
-    result = {"base_ms": base_med, "cand_ms": cand_med, "change": change,
-              "noise_base": _noise(base), "noise_cand": _noise(cand),
-              "p_slower": p_slower, "p_faster": p_faster, "n_base": len(base), "n_cand": len(cand)}
-    if abs(change) <= settings.min_effect or abs(change) <= noise:
-        result["verdict"] = "SAME"  # below the minimum effect, or inside the noise
-    elif change > 0:
-        result["verdict"] = "SLOWER" if p_slower is not None and p_slower < settings.alpha else "UNSURE"
+    s_base, s_cand = spread(base), spread(cand)
+    noise = math.sqrt(s_base ** 2 + s_cand ** 2 + 2 * settings.drift ** 2)
+    threshold = max(settings.min_effect, settings.noise_factor * noise)
+    beyond = abs(change) > threshold
+    reachable = smallest_p(len(base), len(cand)) < settings.alpha
+    needed = beyond and reachable
+    p_slower = p_greater(base, cand) if p_values or (needed and change > 0) else None
+    p_faster = p_greater(cand, base) if p_values or (needed and change < 0) else None
+    p = p_slower if change > 0 else p_faster
+    if not beyond:
+        word = "SAME"
+    elif not reachable:
+        word = "TOO_FEW"
+    elif p >= settings.alpha:
+        word = "UNSURE"
     else:
-        result["verdict"] = "FASTER" if p_faster is not None and p_faster < settings.alpha else "UNSURE"
-    return result
+        word = "SLOWER" if change > 0 else "FASTER"
+    return {"verdict": word, "base": base_med, "cand": cand_med, "change": change,
+            "noise_base": s_base, "noise_cand": s_cand, "threshold": threshold,
+            "p_slower": p_slower, "p_faster": p_faster, "test_reachable": reachable,
+            "n_base": len(base), "n_cand": len(cand)}
 
 
 def counter_verdict(metric, base, cand, settings):
-    if base is None or cand is None or math.isnan(base) or math.isnan(cand):
+    if base is None or cand is None:
         return "MISSING"
     if base == cand:
         return "SAME"
     scale = max(abs(base), abs(cand))
-    change = (cand - base) / scale if scale else 0.0
+    change = (cand - base) / scale
     tolerance = settings.count_tolerance if metric.stability == "exact" else settings.counter_effect
-    if abs(change) <= tolerance or metric.better == "none":
-        return "SAME" if abs(change) <= tolerance else "CHANGED"
-    worse = (change > 0) == (metric.better == "lower")
-    return "WORSE" if worse else "BETTER"
+    if abs(change) <= tolerance:
+        return "SAME"
+    if metric.better == "none":
+        return "CHANGED"
+    return "WORSE" if (change > 0) == (metric.better == "lower") else "BETTER"
 
 
-def _check_context(base_ctx, cand_ctx, settings):
-    problems = []
-    for key in CONTEXT_KEYS:
-        if base_ctx.get(key) != cand_ctx.get(key):
-            problems.append(f"{key}: {base_ctx.get(key)!r} vs {cand_ctx.get(key)!r}")
+# ----------------------------------------------------------------------------- two runs
+
+def _check_context(base_ctx, cand_ctx, settings, paths):
+    problems = [f"{key}: {base_ctx.get(key)!r} vs {cand_ctx.get(key)!r}"
+                for key in CONTEXT_KEYS if base_ctx.get(key) != cand_ctx.get(key)]
     if problems and not settings.allow_context_mismatch:
-        raise InputError("the runs were not made in the same context (" + "; ".join(problems) +
-                         "); pass --allow-context-mismatch to compare anyway")
+        raise InputError("{} and {}: the runs were not made in the same context (".format(*paths) +
+                         "; ".join(problems) + "); pass --allow-context-mismatch to compare anyway")
     return problems
 
 
-def _samples(frame):
-    """name -> (time samples in ms, counter medians)."""
-    out = {}
-    for name, group in frame.groupby("name"):
-        if group["error"].notna().any():
-            continue
-        times = group["median_ms"] if "median_ms" in group else group["real_time_ms"]
-        counters = {c: float(group[c].median()) for c in group.columns
-                    if c not in ("m", "n", "k", "tile", "repetition", "real_time_ms")
-                    and group[c].dtype.kind == "f" and group[c].notna().all()}
-        out[name] = (times.dropna().tolist(), counters, group.iloc[0]["family"])
-    return out
+def _rename(name, family, new_family):
+    parts = name.split("/")
+    if family in parts:
+        parts[parts.index(family)] = new_family
+        return "/".join(parts)
+    return name.replace(family, new_family, 1)
 
 
-def _alias(name, aliases):
+def _apply_aliases(base, cand, aliases, base_path, cand_path):
+    """Keep only the aliased families, the candidate's renamed to the baseline's."""
     for cand_family, base_family in aliases.items():
-        for prefix in ("gemm/fp32/", "gemm/fp64/", "gemm_e2e/fp32/", "gemm_e2e/fp64/"):
-            if name.startswith(prefix + cand_family + "/"):
-                return prefix + base_family + name[len(prefix + cand_family):]
-    return name
+        for path, run, family in ((cand_path, cand, cand_family), (base_path, base, base_family)):
+            if not any(b.family == family for b in run.values()):
+                known = ", ".join(sorted({b.family for b in run.values()}))
+                raise InputError(f"--alias {cand_family}={base_family}: no benchmark of family "
+                                 f"{family!r} in {path} (families there: {known})")
+    base = {n: b for n, b in base.items() if b.family in set(aliases.values())}
+    renamed = {}
+    for name, bench in cand.items():
+        if bench.family in aliases:
+            new = _rename(name, bench.family, aliases[bench.family])
+            if new in renamed:
+                raise InputError(f"--alias: {name} and {renamed[new][0]} both become {new}")
+            renamed[new] = (name, bench)
+    return base, {n: b for n, (_, b) in renamed.items()}
 
 
-def compare_files(base_path, cand_path, settings):
-    base_ctx, base_entries = load_results(base_path)
-    cand_ctx, cand_entries = load_results(cand_path)
-    warnings = _check_context(base_ctx, cand_ctx, settings)
-    base = _samples(to_frame(base_entries))
-    cand_all = _samples(to_frame(cand_entries))
-    if settings.family_aliases:  # compare only the aliased families of the candidate
-        replaced = set(settings.family_aliases)
-        cand_all = {n: v for n, v in cand_all.items() if v[2] in replaced}
-        base = {n: v for n, v in base.items() if v[2] in set(settings.family_aliases.values())}
-    cand = {_alias(n, settings.family_aliases): v for n, v in cand_all.items()}
+def compare_benchmark(name, b, c, settings, catalogue):
+    row = {"name": name, "family": b.family, "counters": {}}
+    if c.errors:
+        row.update(verdict="FAILED", error=c.errors[0], errored_repetitions=len(c.errors),
+                   base_failed=bool(b.errors))
+        return row
+    if b.errors:
+        row.update(verdict="BASE_FAILED", error=b.errors[0])
+        return row
+    clocks = bool(b.clocks and c.clocks)
+    if settings.statistic == "cycles" and not clocks:
+        raise InputError(f"{name}: --statistic cycles, but sm_clock_mhz is missing on the "
+                         f"{'baseline' if not b.clocks else 'candidate'} side")
+    use_cycles = clocks and settings.statistic != "time"
+    if use_cycles:  # ms x MHz = thousands of cycles
+        row.update(verdict(list(np.multiply(b.times, b.clocks)), list(np.multiply(c.times, c.clocks)), settings))
+    else:
+        row.update(verdict(b.times, c.times, settings))
+    row["statistic"] = "kcycles" if use_cycles else "ms"
+    row["time_change"] = float(np.median(c.times) / np.median(b.times) - 1)
+    row["clock_change"] = float(np.median(c.clocks) / np.median(b.clocks) - 1) if clocks else None
+    if b.real_times and c.real_times:
+        row["real_time_change"] = float(np.median(c.real_times) / np.median(b.real_times) - 1)
+    row["throttled"] = [side for side, x in (("baseline", b), ("candidate", c)) if x.throttled]
+    if settings.time_only:
+        return row
+    for metric_name, metric in catalogue.items():
+        if metric.kind == "timing" and metric_name != "gflops":
+            continue
+        bv, cv = b.counters.get(metric_name), c.counters.get(metric_name)
+        if bv is None and cv is None:
+            continue
+        bv = float(np.median(bv)) if bv else None
+        cv = float(np.median(cv)) if cv else None
+        word = counter_verdict(metric, bv, cv, settings)
+        if word != "SAME":
+            row["counters"][metric_name] = {"base": bv, "cand": cv, "verdict": word,
+                                            "stability": metric.stability}
+    return row
+
+
+def compare_runs(base_path, base_run, cand_path, cand_run, settings):
+    (base_ctx, base), (cand_ctx, cand) = base_run, cand_run
+    warnings = _check_context(base_ctx, cand_ctx, settings, (base_path, cand_path))
+    if settings.family_aliases:
+        base, cand = _apply_aliases(base, cand, settings.family_aliases, base_path, cand_path)
     catalogue = load_catalogue()
     rows, families = [], {}
     for name in sorted(set(base) | set(cand)):
         if name not in cand:
-            rows.append({"name": name, "verdict": "MISSING", "counters": {}})
-            continue
-        if name not in base:
-            rows.append({"name": name, "verdict": "NEW", "counters": {}})
-            continue
-        (b_times, b_counters, family), (c_times, c_counters, _) = base[name], cand[name]
-        if not b_times or not c_times:
-            rows.append({"name": name, "verdict": "MISSING", "counters": {}})
-            continue
-        row = {"name": name, **time_verdict(b_times, c_times, settings), "counters": {}}
-        for metric_name, metric in catalogue.items():
-            if settings.time_only:
-                break
-            if metric.kind == "timing" and metric_name != "gflops":
-                continue
-            b, c = b_counters.get(metric_name), c_counters.get(metric_name)
-            if b is None and c is None:
-                continue
-            verdict = counter_verdict(metric, b, c, settings)
-            if verdict != "SAME":
-                row["counters"][metric_name] = {"base": b, "cand": c, "verdict": verdict,
-                                                "stability": metric.stability}
-        families.setdefault(family, []).append(row["cand_ms"] / row["base_ms"])
-        rows.append(row)
-    geomean = {f: float(np.exp(np.mean(np.log(r)))) for f, r in families.items()}
-    regressions = [r for r in rows if r["verdict"] == "SLOWER" or any(
+            rows.append({"name": name, "family": base[name].family, "verdict": "MISSING", "counters": {}})
+        elif name not in base:
+            rows.append({"name": name, "family": cand[name].family, "verdict": "NEW", "counters": {}})
+        else:
+            row = compare_benchmark(name, base[name], cand[name], settings, catalogue)
+            if "change" in row:
+                families.setdefault(row["family"], []).append(1 + row["change"])
+            rows.append(row)
+    notes = []
+    for path, run in ((base_path, base), (cand_path, cand)):
+        if not any(b.clocks for b in run.values()):
+            notes.append(f"{path}: no sm_clock_mhz recorded: times compared, not cycles "
+                         f"(drift allowance {settings.drift:.1%} per run)")
+    fail = REGRESSION_VERDICTS | (STRICT_VERDICTS if settings.strict else set())
+    regressions = [r["name"] for r in rows if r["verdict"] in fail or any(
         c["verdict"] == "WORSE" and c["stability"] == "exact" for c in r["counters"].values())]
     return {"base": str(base_path), "candidate": str(cand_path), "context_warnings": warnings,
-            "settings": settings.__dict__, "benchmarks": rows, "family_geomean_ratio": geomean,
-            "regressions": [r["name"] for r in regressions]}
+            "notes": notes, "settings": dict(settings.__dict__), "benchmarks": rows,
+            "family_geomean_ratio": {f: float(np.exp(np.mean(np.log(r)))) for f, r in families.items()},
+            "regressions": regressions}
 
+
+def compare_files(base_path, cand_path, settings):
+    return compare_runs(base_path, load_run(base_path), cand_path, load_run(cand_path), settings)
+
+
+# ----------------------------------------------------------------------------- markdown
 
 def _fmt(x, digits=4):
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:.{digits}g}"
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
+
+
+def _counter_text(counters, exact):
+    return ", ".join(f"{k} {v['verdict']} ({_fmt(v['base'])} -> {_fmt(v['cand'])})"
+                     for k, v in counters.items() if (v["stability"] == "exact") == exact)
+
+
+def rule_text(s):
+    return (f"SLOWER/FASTER: change in {'cycles (time x SM clock) where both sides recorded clocks, else ' if s['statistic'] == 'auto' else ''}"
+            f"{'cycles' if s['statistic'] == 'cycles' else 'median_ms'} beyond max({s['min_effect']:.0%}, "
+            f"{s['noise_factor']:g} x noise), noise = sqrt(IQR-spread base^2 + cand^2 + 2 x {s['drift']:.1%} "
+            f"drift^2), and one-sided Mann-Whitney p < {s['alpha']:g}. Exact counts flagged beyond "
+            f"{s['count_tolerance']:.1%}, noisy counters beyond {s['counter_effect']:.0%}."
+            + (" --strict: UNSURE, TOO_FEW and MISSING fail." if s["strict"] else ""))
 
 
 def to_markdown(result):
-    lines = []
-    for warning in result["context_warnings"]:
-        lines.append(f"**WARNING: context differs: {warning}**\n")
-    s = result["settings"]
-    lines.append(f"Minimum effect {s['min_effect']:.0%}, one-sided Mann-Whitney U at alpha "
-                 f"{s['alpha']}, exact counts flagged beyond {s['count_tolerance']:.1%}, noisy "
-                 f"counters beyond {s['counter_effect']:.0%}.\n")
-    lines.append("| benchmark | verdict | base ms | cand ms | change | noise base/cand | p (slower) | counters |")
-    lines.append("|---|---|---:|---:|---:|---|---:|---|")
+    lines = [f"**WARNING: context differs: {w}**\n" for w in result["context_warnings"]]
+    lines += [f"Note: {n}\n" for n in result["notes"]]
+    lines.append(rule_text(result["settings"]) + "\n")
+    lines.append("| benchmark | verdict | statistic | base | cand | change | threshold | p (slower) | n | "
+                 "clock change | exact counts | other counters |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|")
     for r in result["benchmarks"]:
-        counters = ", ".join(f"{k} {v['verdict']} ({_fmt(v['base'])} -> {_fmt(v['cand'])})"
-                             for k, v in r["counters"].items())
         if "change" not in r:
-            lines.append(f"| {r['name']} | {r['verdict']} | | | | | | |")
+            error = f": {r['error']}" if r.get("error") else ""
+            lines.append(f"| {r['name']} | {r['verdict']}{error} | | | | | | | | | | |")
             continue
-        lines.append(f"| {r['name']} | {r['verdict']} | {r['base_ms']:.4g} | {r['cand_ms']:.4g} | "
-                     f"{r['change']:+.1%} | {r['noise_base']:.1%} / {r['noise_cand']:.1%} | "
-                     f"{_fmt(r['p_slower'], 2)} | {counters} |")
-    lines.append("\n| family | geometric mean of time ratio (candidate / base) |")
+        flag = " (throttled: " + ", ".join(r["throttled"]) + ")" if r["throttled"] else ""
+        clock = "-" if r["clock_change"] is None else f"{r['clock_change']:+.1%}"
+        lines.append(f"| {r['name']} | {r['verdict']}{flag} | {r['statistic']} | {r['base']:.4g} | "
+                     f"{r['cand']:.4g} | {r['change']:+.1%} | {r['threshold']:.1%} | {_fmt(r['p_slower'], 2)} | "
+                     f"{r['n_base']}/{r['n_cand']} | {clock} | {_counter_text(r['counters'], True)} | "
+                     f"{_counter_text(r['counters'], False)} |")
+    lines.append("\n| family | geometric mean of the ratio (candidate / base) |")
     lines.append("|---|---:|")
-    for family, ratio in sorted(result["family_geomean_ratio"].items()):
-        lines.append(f"| {family} | {ratio:.3f} |")
-    verdicts = {}
-    for r in result["benchmarks"]:
-        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    lines.append("\nVerdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
-    lines.append(f"Regressions: {len(result['regressions'])}" +
-                 ("" if not result["regressions"] else " (" + ", ".join(result["regressions"]) + ")"))
+    lines += [f"| {f} | {ratio:.3f} |" for f, ratio in sorted(result["family_geomean_ratio"].items())]
+    lines.append("")
+    lines += summary_lines(result)
     return "\n".join(lines) + "\n"
+
+
+def summary_lines(result):
+    rows, alpha = result["benchmarks"], result["settings"]["alpha"]
+    counts = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    out = ["Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
+    exact = {}
+    for r in rows:
+        for k, v in r["counters"].items():
+            if v["stability"] == "exact" and v["verdict"] != "MISSING":
+                exact[k, v["verdict"]] = exact.get((k, v["verdict"]), 0) + 1
+    if exact:
+        out.append("Exact counts that changed (benchmarks): " +
+                   ", ".join(f"{k} {v} in {n}" for (k, v), n in sorted(exact.items())))
+    unreachable = sorted({(r["n_base"], r["n_cand"]) for r in rows if r.get("test_reachable") is False})
+    if unreachable:
+        count = sum(1 for r in rows if r.get("test_reachable") is False)
+        out.append(f"Too few repetitions: for {count} benchmarks ({', '.join(f'{a} vs {b}' for a, b in unreachable)} "
+                   f"repetitions) the rank test cannot reach p < {alpha:g}: no SLOWER is possible there")
+    for r in rows:
+        if r["verdict"] in ("FAILED", "BASE_FAILED"):
+            out.append(f"{r['verdict']}: {r['name']}: {r['error']}")
+    throttled = [r["name"] for r in rows if r.get("throttled")]
+    if throttled:
+        out.append(f"Clock throttled during {len(throttled)} benchmarks: " + ", ".join(throttled))
+    out.append(f"Regressions: {len(result['regressions'])}" +
+               ("" if not result["regressions"] else " (" + ", ".join(result["regressions"]) + ")"))
+    return out
