@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_study import ncu  # noqa: E402
-from gemm_study.errors import run_cli  # noqa: E402
+from gemm_study import names, ncu  # noqa: E402
+from gemm_study.errors import run_cli, writing  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,34 +54,42 @@ def main(argv=None):
     parser.add_argument("--section", action="append", default=[], help="an ncu section (repeatable)")
     parser.add_argument("--metrics", help="comma-separated metrics (default: the catalogue)")
     parser.add_argument("--clock-control", default="none", choices=["none", "base"])
+    parser.add_argument("--cache-control", default="none", choices=["none", "all"],
+                        help="none keeps L2 warm, as gemm-bench times by default; all flushes it "
+                             "(matches gemm-bench --flush-l2)")
     parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
     parser.add_argument("--out", type=Path, default=Path("ncu"))
     args = parser.parse_args(argv)
-    ncu.check_shape(args.shape)
+    names.check_shape(args.shape)
     selection = re.escape(args.variant) if args.variant else args.filter
     m, n, k = args.shape.split("x")
     bench_filter = f"^gemm/(fp32|fp64)/({selection})/m:{m}/n:{n}/k:{k}(/manual_time)?$"
-    args.out.mkdir(parents=True, exist_ok=True)
+    tool = ncu.check_tools(args.bench)
+    with writing(args.out):
+        args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / f"{_gpu()}_{ncu.slug(args.variant or args.filter)}_{args.shape}_{_revision()}"
     metrics = args.metrics.split(",") if args.metrics else None
     print(f"clock control: {args.clock_control} (ncu's default 'base' locks clocks below gemm-bench's)")
     rep, cmd = ncu.run_session(args.bench, bench_filter, args.shape, args.precisions, stem,
-                               metrics, args.ncu_set, args.section, args.clock_control)
+                               metrics, args.ncu_set, args.section, args.clock_control,
+                               ncu=tool, cache_control=args.cache_control)
     print("ran: " + " ".join(f"'{c}'" if any(x in c for x in " |()$^*") else c for c in cmd))
-    text = ncu.export_raw(rep, metrics or (None if args.ncu_set or args.section else ncu.default_metrics()))
+    text = ncu.export_raw(rep, metrics or (None if args.ncu_set or args.section else ncu.default_metrics()), tool)
     rows = ncu.parse_raw_csv(text)
-    Path(str(stem) + ".csv").write_text(text)
-    Path(str(stem) + ".json").write_text(json.dumps(
-        {"command": cmd, "clock_control": args.clock_control, "kernels": rows}, indent=2))
+    with writing(args.out):
+        Path(str(stem) + ".csv").write_text(text)
+        Path(str(stem) + ".json").write_text(json.dumps(
+            {"command": cmd, "clock_control": args.clock_control, "cache_control": args.cache_control,
+             "kernels": rows}, indent=2))
     print(f"{len(rows)} kernel(s) profiled: {rep}")
     for row in rows:
         print(f"  {row['benchmark']}: {row['kernel'][:60]}")
     return 0 if rows else 1
 
 
+def cli():
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    try:
-        sys.exit(run_cli(main))
-    except RuntimeError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(1)
+    sys.exit(cli())

@@ -1,21 +1,64 @@
 #!/usr/bin/env bash
-# The whole study in one command: build, run every variant at the study's shapes with counters,
-# cross-check CUPTI against Nsight Compute, and write reports/<gpu>/ (results JSON, ncu exports,
-# report.md, CSV tables, figures). Without a GPU it says so, runs the serial CPU baseline and
-# points to the committed GPU results.
+# The whole study in one command: build, run gemm-bench's default selection at the study's shapes
+# with counters, cross-check CUPTI against Nsight Compute on the variants tagged crosscheck, write
+# reports/<gpu>/ (results JSON, ncu exports, report.md, CSV tables, figures, logs, stages.json) and
+# print where the time went. Without a GPU it says so, runs the serial CPU baseline and points to
+# the committed GPU results.
 #
-# Usage: scripts/run_study.sh [OUTPUT_ROOT]      (default: reports)
+# Usage: scripts/run_study.sh [--quick] [OUTPUT_ROOT]        (default OUTPUT_ROOT: reports)
+#   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, cross-check on 2 benchmarks
+#
+# Settings (environment; defaults fit the study in 300 s on an H100 from a built tree):
+#   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64   STUDY_MIN_TIME=0.05 (seconds)
+#   STUDY_END_TO_END=on              STUDY_CROSSCHECK_SHAPE=1024x1024x1024
+#   STUDY_CROSSCHECK_LIMIT=0 (0: every benchmark tagged crosscheck)   BUILD_DIR=build
+#   GEMM_GIT_REVISION names the revision where the tree is not a git checkout.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out_root=${1:-$root/reports}
-build=${BUILD_DIR:-$root/build}
-sizes=${STUDY_SIZES:-256,512,1024,2048,4096}
 
-# GEMM_GIT_REVISION names the revision where the tree is not a git checkout.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  ${GEMM_GIT_REVISION:+-DGEMM_GIT_REVISION=$GEMM_GIT_REVISION} >/dev/null
-cmake --build "$build" >/dev/null
+quick=0
+out_root=$root/reports
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    *) out_root=$1 ;;
+  esac
+  shift
+done
+
+if [ $quick = 1 ]; then
+  sizes=${STUDY_SIZES:-1024,2048}; precisions=${STUDY_PRECISIONS:-fp32}
+  end_to_end=${STUDY_END_TO_END:-off}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-2}
+else
+  sizes=${STUDY_SIZES:-512,1024,2048,4096}; precisions=${STUDY_PRECISIONS:-fp32,fp64}
+  end_to_end=${STUDY_END_TO_END:-on}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-0}
+fi
+min_time=${STUDY_MIN_TIME:-0.05}
+crosscheck_shape=${STUDY_CROSSCHECK_SHAPE:-1024x1024x1024}
+build=${BUILD_DIR:-$root/build}
 bench=$build/bench/gemm-bench
+logs=$(mktemp -d)  # moved into the report folder once gemm-bench has named the GPU
+
+stage() { printf '\n== %s\n' "$*"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+declare -A seconds=()
+
+stage "prerequisites"
+"$root/scripts/bootstrap" --cxx
+python=$("$root/scripts/bootstrap")
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+export PYTHONPATH=$root/scripts${PYTHONPATH:+:$PYTHONPATH}
+
+stage "build ($build)"
+t=$(now)
+{ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    ${GEMM_GIT_REVISION:+-DGEMM_GIT_REVISION=$GEMM_GIT_REVISION} && cmake --build "$build"; } \
+  >"$logs/build.log" 2>&1 || { tail -20 "$logs/build.log"; echo "build failed: $logs/build.log" >&2; exit 1; }
+seconds[build]=$(since "$t")
+echo "built in ${seconds[build]} s (log: build.log)"
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "No NVIDIA GPU here: running the serial CPU baseline only."
@@ -25,19 +68,46 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 
 work=$(mktemp -d)
-cmd="scripts/run_study.sh (gemm-bench --sizes=$sizes --benchmark_out=results.json --benchmark_out_format=json)"
-echo "running: $cmd"
-"$bench" --sizes="$sizes" --benchmark_out="$work/results.json" --benchmark_out_format=json \
-  >"$work/gemm-bench.log" 2>&1 || { tail -20 "$work/gemm-bench.log"; exit 1; }
-slug=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["gpu_slug"])' "$work/results.json")
+options=(--sizes="$sizes" --precisions="$precisions" --min-time="$min_time" --end-to-end="$end_to_end")
+cmd="scripts/run_study.sh$([ $quick = 1 ] && echo ' --quick') (gemm-bench ${options[*]} --benchmark_out=results.json)"
+stage "gemm-bench: verify, time and count every variant (${options[*]})"
+t=$(now)
+# Progress ([k/N] name GFLOP/s elapsed ETA) is on stderr: shown and logged; the console table is logged.
+"$bench" "${options[@]}" --benchmark_out="$work/results.json" --benchmark_out_format=json \
+  >"$logs/gemm-bench.log" 2> >(tee "$logs/gemm-bench.progress.log" >&2) ||
+  { tail -20 "$logs/gemm-bench.log"; echo "gemm-bench failed: logs in $logs" >&2; exit 1; }
+seconds[bench]=$(since "$t")
+slug=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["gpu_slug"])' "$work/results.json")
 out=$out_root/$slug
-mkdir -p "$out"
-cp "$work/results.json" "$work/gemm-bench.log" "$out/"
+mkdir -p "$out/ncu" "$out/logs"
+cp "$work/results.json" "$out/"
+rm -f "$out/stages.json"
 
-mkdir -p "$out/ncu"
-echo "cross-checking CUPTI with ncu (--clock-control none)"
-python3 "$root/scripts/ncu_crosscheck.py" --bench "$bench" --shape 1024x1024x1024 --out "$out/ncu" \
-  >"$out/ncu/crosscheck.log" 2>&1 || echo "ncu cross-check reported a disagreement or failed: see $out/ncu/"
-python3 "$root/scripts/report.py" "$out/results.json" --out "$out" --command "$cmd" \
-  $( [ -f "$out/ncu/ncu_crosscheck.md" ] && echo --ncu-crosscheck "$out/ncu/ncu_crosscheck.md" )
+stage "cross-check: CUPTI vs ncu at $crosscheck_shape (tag crosscheck$([ "$crosscheck_limit" != 0 ] && echo ", first $crosscheck_limit"))"
+t=$(now)
+"$python" "$root/scripts/ncu_crosscheck.py" --bench "$bench" --shape "$crosscheck_shape" \
+  --precisions "$precisions" --limit "$crosscheck_limit" --out "$out/ncu" 2>&1 | tee "$logs/crosscheck.log" |
+  tail -3 || echo "ncu cross-check reported a disagreement or failed: see $out/ncu/ and logs/crosscheck.log"
+seconds[crosscheck]=$(since "$t")
+
+record_stages() {  # the breakdown so far, into stages.json next to the results
+  local args=() name
+  for name in "${!seconds[@]}"; do args+=(--stage "$name=${seconds[$name]}"); done
+  "$python" -m gemm_study.stages --results "$out/results.json" --out "$out/stages.json" "${args[@]}" \
+    --setting "sizes=$sizes" --setting "precisions=$precisions" --setting "min_time=$min_time" \
+    --setting "end_to_end=$end_to_end" --setting "quick=$quick"
+}
+record_stages >/dev/null
+
+stage "report"
+t=$(now)
+crosscheck_md=()
+[ -f "$out/ncu/ncu_crosscheck.md" ] && crosscheck_md=(--ncu-crosscheck "$out/ncu/ncu_crosscheck.md")
+"$python" "$root/scripts/report.py" "$out/results.json" --out "$out" --command "$cmd" "${crosscheck_md[@]}" \
+  2>&1 | tee "$logs/report.log"
+seconds[report]=$(since "$t")
+cp "$logs"/* "$out/logs/"
+
+stage "where the time went (also in $out/stages.json)"
+record_stages
 echo "study written to $out (report: $out/report.md)"

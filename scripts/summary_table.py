@@ -2,6 +2,9 @@
 """A compact markdown table of one shape from a gemm-bench results JSON (the README's table):
 GFLOP/s, % of cuBLAS, and the counters that explain each step.
 
+The rows are the variants tagged `summary` (in the order gemm-bench ran them), or --tags, or an
+explicit --variants list (needed for results written before gemm-bench recorded tags).
+
 Example: scripts/summary_table.py reports/h200/results.json --shape 4096x4096x4096
 """
 import argparse
@@ -10,26 +13,37 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_study.errors import InputError, run_cli  # noqa: E402
+from gemm_study.names import check_shape  # noqa: E402
 from gemm_study.report import markdown_table  # noqa: E402
-from gemm_study.results import load_results, to_frame  # noqa: E402
+from gemm_study.results import has_tag, load_results, one_row_per_benchmark, to_frame  # noqa: E402
 
-DEFAULT_VARIANTS = ["naive_col/block:32x32", "naive_row/block:32x32", "grid_stride/threads:256",
-                    "shared_col/tile:32", "shared_col_padded/tile:32", "shared_dynamic/tile:32",
-                    "shared/tile:8", "shared/tile:16", "shared/tile:32", "shared_register/tile:32",
-                    "cublas", "cublas_tf32"]
+DEFAULT_TAGS = "summary"
 COLUMNS = ["variant", "precision", "gflops", "pct_of_cublas", "gld_sectors_per_request",
            "gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy"]
+
+
+def chosen_variants(frame, variants, tags):
+    """variant -> its position in the table: the --variants list, else the tagged variants."""
+    if variants:
+        return {v: i for i, v in enumerate(variants.split(","))}
+    tagged = frame[has_tag(frame, *tags.split(","))]
+    if tagged.empty:
+        raise InputError(f"no variant tagged {tags} in the results (results written before gemm-bench "
+                         "recorded tags need --variants a,b,...)")
+    return {v: i for i, v in enumerate(dict.fromkeys(tagged.variant))}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path)
     parser.add_argument("--shape", required=True, help="MxNxK")
-    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
+    parser.add_argument("--tags", default=DEFAULT_TAGS, help="variants having any of these tags (default summary)")
+    parser.add_argument("--variants", help="comma-separated variants, in table order (overrides --tags)")
     args = parser.parse_args(argv)
-    frame = to_frame(load_results(args.results)[1])
+    check_shape(args.shape)
+    frame = one_row_per_benchmark(to_frame(load_results(args.results)[1]))
     frame = frame[(frame["shape"] == args.shape) & ~frame.end_to_end & frame.error.isna()]
-    order = {v: i for i, v in enumerate(args.variants.split(","))}
+    order = chosen_variants(frame, args.variants, args.tags)
     frame = frame[frame.variant.isin(order)]
     if frame.empty:
         raise InputError(f"no benchmark of shape {args.shape} among the chosen variants")
@@ -38,5 +52,9 @@ def main(argv=None):
     return 0
 
 
+def cli():
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(cli())

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test: CTest (CPU tests, command-line contract, and the GPU
-# tests, which skip with the reason where there is no CUDA device) and the Python tools' pytest.
+# tests, which skip with the reason where there is no CUDA device) and the Python tools' pytest,
+# in the project's virtual environment (scripts/bootstrap creates it on first use; missing
+# prerequisites are named, one line each, with how to get them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
+"$root/scripts/bootstrap" --cxx
+python=$("$root/scripts/bootstrap")
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build"
@@ -12,4 +16,6 @@ cmake --build "$build"
 if reason=$(grep -h -m1 "no CUDA device available" "$build/Testing/Temporary/LastTest.log"); then
   echo "GPU tests skipped: ${reason#*Skipped }"
 fi
-python3 -m pytest -q "$root/scripts/tests"
+# The Python tools' tests, under coverage: a rule no test reaches shows up as an uncovered line.
+"$python" -m coverage run --rcfile=/dev/null --source="$root/scripts" -m pytest -q "$root/scripts/tests"
+"$python" -m coverage report --fail-under=85 | tail -1

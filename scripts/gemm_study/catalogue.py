@@ -3,6 +3,7 @@ same file), plus the harness's own timing counters: one source of truth for name
 directions and stability."""
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "profiling" / "metric_catalogue.inc"
@@ -18,6 +19,11 @@ class Metric:
     stability: str  # exact | noisy
     cupti: str = ""
     description: str = ""
+    unit: str = ""
+
+    @property
+    def is_percent(self):
+        return self.unit == "%"
 
 
 def _split_args(text):
@@ -34,7 +40,9 @@ def _split_args(text):
     return [p.strip('"') for p in parts]
 
 
+@lru_cache(maxsize=None)
 def load_catalogue(path=CATALOGUE_FILE):
+    """short name -> Metric (cached: callers must not mutate the dict)."""
     metrics = {}
     for line in Path(path).read_text().splitlines():
         match = _LINE.match(line.strip())
@@ -42,14 +50,14 @@ def load_catalogue(path=CATALOGUE_FILE):
             continue
         kind, args = match.group(1).lower(), _split_args(match.group(2))
         if kind == "metric":
-            name, cupti, _unit, better, stability, what = args
-            metrics[name] = Metric(name, "metric", better, stability, cupti, what)
+            name, cupti, unit, better, stability, what = args
+            metrics[name] = Metric(name, "metric", better, stability, cupti, what, unit)
         elif kind == "derived":
             name, _num, _den, better, stability, what = args
             metrics[name] = Metric(name, "derived", better, stability, "", what)
         else:
-            name, _unit, better, stability, what = args
-            metrics[name] = Metric(name, "launch", better, stability, "", what)
+            name, unit, better, stability, what = args
+            metrics[name] = Metric(name, "launch", better, stability, "", what, unit)
     for name, better, what in [
         ("gflops", "higher", "GFLOP/s from the median launch time"),
         ("median_ms", "lower", "median kernel time per launch"),

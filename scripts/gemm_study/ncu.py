@@ -1,5 +1,5 @@
 """Nsight Compute sessions over gemm-bench --profile, selected by NVTX ranges, and the
-comparison of ncu's values with CUPTI's."""
+comparison of ncu's values with CUPTI's (in the same L2 state as gemm-bench's counters)."""
 import csv
 import glob
 import io
@@ -8,10 +8,21 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from . import names
 from .catalogue import load_catalogue
-from .errors import InputError
+from .errors import ExternalToolError, InputError
 
 RANGE_IN_NVTX = re.compile(r"gemm:(gemm(?:_e2e)?\.[^:\s\"]+)")
+# gemm-bench's context l2_state -> the ncu --cache-control that reproduces it: 'none' leaves
+# L2 as the previous launch left it (warm), 'all' flushes it before each profiled kernel (cold).
+CACHE_CONTROL = {"warm": "none", "cold": "all"}
+# Required agreements of the noisy counters (the exact ones must be equal). DRAM traffic moves
+# with what earlier launches left in L2 and with write-back timing: within 10% or 1 MiB,
+# whichever is larger. The L2 hit rate: within 5 percentage points. Occupancy: 1 point.
+DRAM_RELATIVE_TOLERANCE = 0.10
+DRAM_ABSOLUTE_TOLERANCE_BYTES = 1 << 20
+L2_HIT_RATE_TOLERANCE_POINTS = 5.0
+OCCUPANCY_TOLERANCE_POINTS = 1.0
 
 
 def find_ncu():
@@ -24,25 +35,62 @@ def find_ncu():
     raise InputError("ncu (Nsight Compute) not found: install it or put it on PATH")
 
 
+def check_tools(bench, ncu=None):
+    """The ncu to run, once it and gemm-bench are known to exist (before anything runs or is
+    written); InputError naming the missing one."""
+    ncu = ncu or find_ncu()
+    if not Path(bench).is_file():
+        raise InputError(f"{bench}: gemm-bench not found (build it first)")
+    return ncu
+
+
 def benchmark_from_range(range_name):
     """gemm.fp32.shared.tile-16.m-512.n-512.k-512 -> gemm/fp32/shared/tile:16/m:512/n:512/k:512."""
-    return "/".join(part.replace("-", ":", 1) for part in range_name.split("."))
+    return names.benchmark_from_nvtx(range_name)
 
 
 def range_from_benchmark(name):
-    name = re.sub(r"/manual_time$", "", name)
-    return name.replace("/", ".").replace(":", "-")
+    return names.nvtx_range(name)
+
+
+def cache_control_for(l2_state):
+    """ncu --cache-control matching gemm-bench's context l2_state ('warm...' or 'cold...')."""
+    state = (l2_state or "").strip().lower()
+    for prefix, control in CACHE_CONTROL.items():
+        if state.startswith(prefix):
+            return control
+    raise InputError(f"l2_state {l2_state!r} in the results context: expected 'warm' or 'cold'")
+
+
+def gpu_present():
+    """Whether nvidia-smi lists at least one GPU (False without the driver or a device)."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        proc = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0 and "GPU" in proc.stdout
+
+
+def parse_listing(text):
+    """Benchmark names from `gemm-bench --list --tags=...` lines 'NAME<TAB>tags=a,b'."""
+    out = []
+    for line in text.splitlines():
+        name = line.split("\t", 1)[0].strip()
+        if names.parse_benchmark(name) is not None:
+            out.append(names.strip_manual_time(name))
+    return out
+
+
+def exact_filter(benchmarks):
+    """A --benchmark_filter regex that selects exactly these benchmarks."""
+    return "^(" + "|".join(re.escape(b) for b in benchmarks) + ")(/manual_time)?$"
 
 
 def slug(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "all"
-
-
-def check_shape(text):
-    """'MxNxK' with positive integers, or InputError."""
-    if not re.fullmatch(r"[1-9]\d*x[1-9]\d*x[1-9]\d*", text or ""):
-        raise InputError(f"shape {text!r}: expected MxNxK with positive integers, e.g. 1024x1024x1024")
-    return text
 
 
 def agreement_markdown(table):
@@ -50,7 +98,7 @@ def agreement_markdown(table):
     lines = ["| benchmark | metric | CUPTI | ncu | rule | agree |", "|---|---|---:|---:|---|---|"]
     for row in table:
         agree = {True: "yes", False: "NO", None: "-"}[row["agree"]]
-        lines.append(f"| {re.sub(r'/manual_time$', '', row['benchmark'])} | {row['metric']} | "
+        lines.append(f"| {names.strip_manual_time(row['benchmark'])} | {row['metric']} | "
                      f"{row['cupti']:.6g} | {row['ncu']:.6g} | {row['rule']} | {agree} |")
     checked = [r for r in table if r["agree"] is not None]
     lines.append(f"\n{sum(r['agree'] for r in checked)} of {len(checked)} required agreements hold "
@@ -64,23 +112,28 @@ def default_metrics():
 
 def _check_ncu_output(returncode, output, what):
     if "ERR_NVGPUCTRPERM" in output or "does not have permission" in output:
-        raise RuntimeError(f"{what}: ncu cannot read the GPU performance counters "
-                           "(ERR_NVGPUCTRPERM): run as root or allow profiling for all users")
+        raise ExternalToolError(f"{what}: ncu cannot read the GPU performance counters "
+                                "(ERR_NVGPUCTRPERM): run as root or allow profiling for all users")
     if "LibraryNotLoaded" in output or "Failed to initialize the profiler" in output:
-        raise RuntimeError(f"{what}: ncu could not start its profiler on this machine:\n{output[-2000:]}")
+        raise ExternalToolError(f"{what}: ncu could not start its profiler on this machine: "
+                                f"{last_line(output)}")
     if returncode != 0:
-        raise RuntimeError(f"{what}: ncu exited with {returncode}:\n{output[-3000:]}")
+        raise ExternalToolError(f"{what}: ncu exited with {returncode}: {last_line(output)}")
+
+
+def last_line(output):
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
 
 
 def run_session(bench, benchmark_filter, shapes, precisions, out_stem, metrics=None,
-                ncu_set=None, sections=(), clock_control="none", ncu=None):
+                ncu_set=None, sections=(), clock_control="none", ncu=None, cache_control="none"):
     """Profiles every benchmark matching the filter, one launch each (its 'timed' range).
     Returns the .ncu-rep path and the command line that was run."""
-    ncu = ncu or find_ncu()
-    if not Path(bench).is_file():
-        raise InputError(f"{bench}: gemm-bench not found (build it first)")
+    ncu = check_tools(bench, ncu)
     cmd = [ncu, "--nvtx", "--nvtx-include", r"regex:gemm@gemm.*/timed/",
-           "--clock-control", clock_control, "-o", str(out_stem), "-f"]
+           "--clock-control", clock_control, "--cache-control", cache_control,
+           "-o", str(out_stem), "-f"]
     if ncu_set:
         cmd += ["--set", ncu_set]
     for section in sections:
@@ -93,7 +146,7 @@ def run_session(bench, benchmark_filter, shapes, precisions, out_stem, metrics=N
     _check_ncu_output(proc.returncode, proc.stdout + proc.stderr, "ncu session")
     rep = Path(str(out_stem) + ".ncu-rep")
     if not rep.is_file():
-        raise RuntimeError(f"ncu wrote no report ({rep}); output:\n{(proc.stdout + proc.stderr)[-2000:]}")
+        raise ExternalToolError(f"ncu wrote no report ({rep}): {last_line(proc.stdout + proc.stderr)}")
     return rep, cmd
 
 
@@ -150,25 +203,39 @@ def sum_by_benchmark(rows):
     return out
 
 
+def agreement_rule(metric, cupti, ncu_value):
+    """(rule, agree) for one catalogue metric: exact counts equal; occupancy, DRAM bytes and the
+    L2 hit rate within their tolerances; the rest is shown (agree None)."""
+    if metric.stability == "exact":
+        return "equal", cupti == ncu_value
+    if metric.name == "achieved_occupancy":
+        return (f"within {OCCUPANCY_TOLERANCE_POINTS:g} point",
+                abs(cupti - ncu_value) <= OCCUPANCY_TOLERANCE_POINTS)
+    if metric.name.startswith("dram_") and metric.name.endswith("_bytes"):
+        allowed = max(DRAM_RELATIVE_TOLERANCE * max(abs(cupti), abs(ncu_value)), DRAM_ABSOLUTE_TOLERANCE_BYTES)
+        return (f"within {DRAM_RELATIVE_TOLERANCE:.0%} or {DRAM_ABSOLUTE_TOLERANCE_BYTES >> 20} MiB",
+                abs(cupti - ncu_value) <= allowed)
+    if metric.name == "l2_hit_rate":
+        return (f"within {L2_HIT_RATE_TOLERANCE_POINTS:g} points",
+                abs(cupti - ncu_value) <= L2_HIT_RATE_TOLERANCE_POINTS)
+    return "shown", None
+
+
 def crosscheck(cupti_rows, ncu_by_benchmark):
-    """Per benchmark and catalogue metric: CUPTI value, ncu value and whether they agree:
-    exact counts must be equal, occupancy within one percentage point; the rest is shown."""
+    """Per benchmark and catalogue metric: CUPTI value, ncu value and whether they agree."""
     catalogue = {m.cupti: m for m in load_catalogue().values() if m.kind == "metric"}
     table = []
     for name, cupti in cupti_rows.items():
-        ncu_values = ncu_by_benchmark.get(re.sub(r"/manual_time$", "", name))
+        ncu_values = ncu_by_benchmark.get(names.strip_manual_time(name))
         if not ncu_values:
             continue
         for cupti_name, metric in catalogue.items():
             if metric.name not in cupti or cupti_name not in ncu_values:
                 continue
             a, b = cupti[metric.name], ncu_values[cupti_name]
-            if metric.stability == "exact":
-                rule, agree = "equal", a == b
-            elif metric.name == "achieved_occupancy":
-                rule, agree = "within 1 point", abs(a - b) <= 1.0
-            else:
-                rule, agree = "shown", None
+            if a is None or a != a:  # NaN: this benchmark has no such counter
+                continue
+            rule, agree = agreement_rule(metric, a, b)
             table.append({"benchmark": name, "metric": metric.name, "cupti": a, "ncu": b,
                           "rule": rule, "agree": agree})
     return table

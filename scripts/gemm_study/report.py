@@ -1,5 +1,6 @@
 """The tile-size report: tables, figures and generated explanations from one gemm-bench
-results file (and optionally ncu exports)."""
+results file. Which variants go where comes from their tags (tile_sweep, reference, cpu), never
+from lists of family names."""
 import math
 from pathlib import Path
 
@@ -7,46 +8,52 @@ import numpy as np
 import pandas as pd
 
 from . import seed_tables
-from .catalogue import load_catalogue
+from .results import context_value, has_tag, shapes_by_size
 
-# Families whose parameter is a tile or block edge, in ladder order.
-TILE_FAMILIES = ["naive_row", "naive_col", "naive_tile", "shared", "shared_col",
-                 "shared_col_padded", "shared_dynamic", "shared_register", "shared_register_col"]
+# Counters a tile-size step is explained by, in the order ties are broken.
 STEP_COUNTERS = ["gld_sectors", "gld_sectors_per_request", "smem_ld_wavefronts_per_request",
                  "achieved_occupancy", "theoretical_occupancy", "dram_read_bytes", "l2_hit_rate",
                  "registers_per_thread"]
+# The seeds' "speedup over the naive kernel": naive_row with the same block edge.
+NAIVE_BASELINE = "naive_row/block:{edge}x{edge}"
+NAIVE_DEFAULT_EDGE = 16
+# A coalesced warp-wide load touches at most 4 (FP32) or 8 (FP64) sectors per operand; more
+# than this per request means the lanes walk rows, one sector each.
+SCATTERED_SECTORS_PER_REQUEST = 8
 
 
-def warps_launched(row):
-    """Warps a variant launches (seed 001's 'waves'), or NaN where unknown (cuBLAS)."""
-    fam, t, m, n = row["family"], row["tile"], row["m"], row["n"]
-    if fam in TILE_FAMILIES and t:
-        return math.ceil(n / t) * math.ceil(m / t) * math.ceil(t * t / 32)
-    if fam == "grid_stride":
-        return math.ceil(m * n / t) * math.ceil(t / 32)
-    if fam == "single_thread_blocks":
-        return float(t)
-    return math.nan
+def tile_sweep_families(frame):
+    """Families tagged tile_sweep, in the order gemm-bench ran them (its registration order)."""
+    return list(dict.fromkeys(frame[has_tag(frame, "tile_sweep")].family))
+
+
+def max_warps_per_sm(context):
+    return context_value(context, "gpu_max_threads_per_sm", "max_threads_per_sm") / 32
+
+
+def sm_count(context):
+    return context_value(context, "gpu_sm_count", "sm_count")
 
 
 def enrich(frame, context):
-    """Adds speedups and seed 001's efficiency. Rows must be kernel (not end-to-end) runs."""
+    """Adds speedups and seed 001's efficiency to kernel (not end-to-end) rows, one per
+    benchmark. Efficiency = speedup over the serial CPU / min(warps launched, SMs x max warps
+    per SM), with warps_launched from the variant's facts."""
     f = frame.copy()
     key = ["precision", "shape"]
-    cpu = f[f.family == "cpu_serial"].set_index(key)["median_ms"]
+    cpu = f[has_tag(f, "cpu")].groupby(key)["median_ms"].median()
     f["speedup_vs_cpu"] = [cpu.get((p, s), np.nan) / t for p, s, t in zip(f.precision, f["shape"], f.median_ms)]
+    naive = f.groupby(["variant", "precision", "shape"])["median_ms"].median()
 
     def naive_time(row):
-        edge = int(row["tile"]) if row["family"] in TILE_FAMILIES and row["tile"] else 16
-        match = f[(f.variant == f"naive_row/block:{edge}x{edge}") & (f.precision == row["precision"]) &
-                  (f["shape"] == row["shape"])]
-        return match.median_ms.iloc[0] if len(match) else np.nan
+        in_sweep = "tile_sweep" in (row["tags"] or ()) and row["tile"]
+        edge = int(row["tile"]) if in_sweep else NAIVE_DEFAULT_EDGE
+        return naive.get((NAIVE_BASELINE.format(edge=edge), row["precision"], row["shape"]), np.nan)
 
     f["speedup_vs_naive"] = [naive_time(r) / r["median_ms"] for _, r in f.iterrows()]
-    sms = float(context.get("gpu_sm_count", "nan"))
-    warps_per_sm = float(context.get("gpu_max_threads_per_sm", "nan")) / 32
-    capacity = sms * warps_per_sm
-    f["warps_launched"] = [warps_launched(r) for _, r in f.iterrows()]
+    capacity = sm_count(context) * max_warps_per_sm(context)
+    warps = f["warps_launched"] if "warps_launched" in f else pd.Series(np.nan, index=f.index)
+    f["warps_launched"] = pd.to_numeric(warps, errors="coerce")
     f["efficiency"] = f.speedup_vs_cpu / np.minimum(f.warps_launched, capacity)
     return f
 
@@ -54,6 +61,8 @@ def enrich(frame, context):
 def _fmt(value, digits=3):
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
+    if isinstance(value, (tuple, list)):
+        return ",".join(map(str, value))
     if abs(value) >= 1e6 or (abs(value) < 1e-3 and value != 0):
         return f"{value:.{digits}e}"
     return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
@@ -72,27 +81,45 @@ def _change_word(a, b):
     return "rises" if b > a else "falls"
 
 
-def _compulsory_bytes(row):
-    return (row["m"] * row["k"] + row["k"] * row["n"]) * (4 if row["precision"] == "fp32" else 8)
+def element_bytes(precision):
+    return 4 if precision == "fp32" else 8
 
 
-def explain_step(a, b, context):
-    """One sentence for the step between neighbouring rows a -> b of one family (tile order):
-    the counter that moved most, with its cause computed from the launch configuration."""
+def compulsory_bytes(row):
+    """A and B read once: the least DRAM traffic a GEMM of this shape can have."""
+    return (row["m"] * row["k"] + row["k"] * row["n"]) * element_bytes(row["precision"])
+
+
+def _finite(row, counter):
+    """Whether the row has a finite number for counter (absent, NaN or non-numeric: False)."""
+    try:
+        return bool(np.isfinite(float(row.get(counter))))
+    except (TypeError, ValueError):
+        return False
+
+
+def _largest_move(a, b):
     best, best_change = None, 0.0
     for counter in STEP_COUNTERS:
-        if counter not in a or counter not in b:
+        if not (_finite(a, counter) and _finite(b, counter)):
             continue
         x, y = a[counter], b[counter]
-        if not (np.isfinite(x) and np.isfinite(y)) or max(abs(x), abs(y)) == 0:
+        if max(abs(x), abs(y)) == 0:
             continue
         change = abs(y - x) / max(abs(x), abs(y))
-        if counter == "dram_read_bytes" and max(x, y) < 0.5 * _compulsory_bytes(a):
+        if counter == "dram_read_bytes" and max(x, y) < 0.5 * compulsory_bytes(a):
             continue  # inputs resident in L2: DRAM traffic is noise here
         if counter == "l2_hit_rate":
             change /= 4  # a ratio near 100% moves a few points without meaning much
         if change > best_change:
             best, best_change = counter, change
+    return best, best_change
+
+
+def explain_step(a, b, context):
+    """One sentence for the step between neighbouring rows a -> b of one family (tile order):
+    the counter that moved most, with its cause computed from the launch facts."""
+    best, best_change = _largest_move(a, b)
     head = (f"{a['family']} {a['params']} -> {b['params']} ({a['precision']}, {a['shape']}): "
             f"{_fmt(a['gflops'])} -> {_fmt(b['gflops'])} GFLOP/s")
     if best is None or best_change < 0.01:
@@ -100,37 +127,44 @@ def explain_step(a, b, context):
     x, y = a[best], b[best]
     unit = "%" if "occupancy" in best or best == "l2_hit_rate" else ""
     text = f"{head}; {best} {_change_word(x, y)} from {_fmt(x)}{unit} to {_fmt(y)}{unit}"
-    max_warps = float(context.get("gpu_max_threads_per_sm", "nan")) / 32
-    if "occupancy" in best and "theoretical_occupancy" in b and np.isfinite(max_warps):
-        threads = int(b["tile"]) ** 2
-        warps = math.ceil(threads / 32)
-        resident = round(b["theoretical_occupancy"] / 100 * max_warps / warps)
-        text += (f": {threads}-thread blocks, at most {resident} per SM "
-                 f"({int(b.get('registers_per_thread', 0))} registers per thread)")
-    elif best == "gld_sectors" and a["family"].startswith("shared"):
-        text += (f": each element of A and B is fetched once per tile of the other operand, "
-                 f"{a['n'] / a['tile']:.0f} -> {b['n'] / b['tile']:.0f} times")
-    elif best == "gld_sectors_per_request":
+    return text + _cause(best, a, b, context) + "."
+
+
+def _cause(counter, a, b, context):
+    """Why `counter` moved, from the variant facts (threads per block, tile edge) of a and b."""
+    x, y = a[counter], b[counter]
+    if "occupancy" in counter and _finite(b, "theoretical_occupancy") and _finite(b, "threads_per_block"):
+        max_warps = max_warps_per_sm(context)
+        if not np.isfinite(max_warps):
+            return ""
+        threads = int(b["threads_per_block"])
+        resident = round(b["theoretical_occupancy"] / 100 * max_warps / math.ceil(threads / 32))
+        registers = int(b["registers_per_thread"]) if _finite(b, "registers_per_thread") else 0
+        return (f": {threads}-thread blocks, at most {resident} per SM "
+                f"({registers} registers per thread)")
+    if counter == "gld_sectors" and _finite(a, "smem_ld_requests") and a["smem_ld_requests"] > 0 \
+            and a["tile"] and b["tile"]:
+        return (f": each element of A and B is fetched once per tile of the other operand, "
+                f"{a['n'] / a['tile']:.0f} -> {b['n'] / b['tile']:.0f} times")
+    if counter == "gld_sectors_per_request" and b["tile"]:
         edge = int(b["tile"])
-        if a["family"].endswith("_col") or "_col_" in a["family"] or a["family"] == "naive_col":
-            text += f": threadIdx.x walks rows, so a warp reads {min(32, edge)} rows of A, one sector each"
-        else:
-            text += f": a warp covers {max(1, 32 // edge)} row(s) of C and {min(32, edge)} consecutive columns"
-    elif best == "smem_ld_wavefronts_per_request":
-        text += ": shared loads need more passes (bank conflicts or wider loads)" if y > x else \
+        if y > SCATTERED_SECTORS_PER_REQUEST:
+            return f": threadIdx.x walks rows, so a warp reads {min(32, edge)} rows of A, one sector each"
+        return f": a warp covers {max(1, 32 // edge)} row(s) of C and {min(32, edge)} consecutive columns"
+    if counter == "smem_ld_wavefronts_per_request":
+        return ": shared loads need more passes (bank conflicts or wider loads)" if y > x else \
             ": fewer passes per shared load"
-    elif best == "dram_read_bytes":
-        compulsory = _compulsory_bytes(a)
-        text += f" ({x / compulsory:.1f}x -> {y / compulsory:.1f}x the compulsory A+B traffic)"
-    return text + "."
+    if counter == "dram_read_bytes":
+        compulsory = compulsory_bytes(a)
+        return f" ({x / compulsory:.1f}x -> {y / compulsory:.1f}x the compulsory A+B traffic)"
+    return ""
 
 
 def step_sentences(frame, context):
     out = []
-    for (family, precision, shape), group in frame[frame.family.isin(TILE_FAMILIES)].groupby(
-            ["family", "precision", "shape"], sort=False):
-        group = group.sort_values("tile")
-        rows = [r for _, r in group.iterrows()]
+    sweep = frame[has_tag(frame, "tile_sweep")]
+    for _, group in sweep.groupby(["family", "precision", "shape"], sort=False):
+        rows = [r for _, r in group.sort_values("tile").iterrows()]
         out += [explain_step(a, b, context) for a, b in zip(rows, rows[1:])]
     return out
 
@@ -165,10 +199,10 @@ def seed_comparisons(frame, context):
                          f"{_fmt(os_, 4) if os_ else 'not run'} | {naive / shared:.3f} | {_fmt(sp, 3) if sp else ''} |")
         lines.append(f"| {n} | 64 | SKIP | refused: 64x64 = 4096 threads per block | | | | |")
     sections.append("\n".join(lines))
+    peak = context_value(context, "peak_fp64_gflops")
     lines = [f"**Seed 001 (Hygon DCU, FP64 peak 10.1 TFLOP/s) shared-memory kernel vs {gpu} "
-             f"(FP64 shared/tile:32, FP64 peak {_fmt(float(context.get('peak_fp64_gflops', 'nan')) / 1000)} TFLOP/s), GFLOP/s**", "",
+             f"(FP64 shared/tile:32, FP64 peak {_fmt(peak / 1000)} TFLOP/s), GFLOP/s**", "",
              "| N | DCU | this GPU | this GPU, % of FP64 peak |", "|---|---:|---:|---:|"]
-    peak = float(context.get("peak_fp64_gflops", "nan"))
     for n, seed in seed_tables.SEED001_FP64_SHARED_GFLOPS.items():
         ours = g.get(("fp64", "shared/tile:32", n))
         if ours:
@@ -187,7 +221,7 @@ def seed_comparisons(frame, context):
 def seed_differences(t, g, context, kernel):
     """What differs between the write-ups' numbers and this GPU's, with the numbers that show it."""
     gpu = context.get("gpu_name", "this GPU")
-    notes = [f"**What differs, and why** (ratios computed from the tables above):", ""]
+    notes = ["**What differs, and why** (ratios computed from the tables above):", ""]
     ratios = []
     for mapping, table in seed_tables.SEED000.items():
         for n, by_tile in table.items():
@@ -225,7 +259,7 @@ def seed_differences(t, g, context, kernel):
     mine = [(n, g[("fp64", "shared/tile:32", n)]) for n in dcu if ("fp64", "shared/tile:32", n) in g]
     if mine:
         n_big, ours_big = mine[-1]
-        peak = float(context.get("peak_fp64_gflops", "nan"))
+        peak = context_value(context, "peak_fp64_gflops")
         line = (f"- Seed 001: at {n_big} the DCU reaches {100 * dcu[n_big] / 10100:.1f}% of its FP64 peak and "
                 f"{gpu} {100 * ours_big / peak:.1f}% of its FP64 FMA peak with the same 32x32 shared kernel.")
         row = kernel[(kernel.variant == "shared/tile:32") & (kernel.precision == "fp64") & (kernel.n == n_big)]
@@ -240,6 +274,30 @@ def seed_differences(t, g, context, kernel):
     return "\n".join(notes)
 
 
+# ----------------------------------------------------------------------------- figures
+
+def twin_families(frame):
+    """family -> the earlier tile_sweep family it duplicates: same exact counters at every
+    common tile and shape (the same instructions, e.g. the write-up's 'register' variant).
+    Twins are drawn dashed over their original so both stay visible."""
+    exact = [c for c in ("gld_sectors", "gld_requests", "smem_ld_wavefronts", "smem_ld_requests",
+                         "registers_per_thread") if c in frame]
+    if not exact:
+        return {}
+    families = tile_sweep_families(frame)
+    signature = {}
+    for family in families:
+        rows = frame[frame.family == family].sort_values(["precision", "shape", "tile"])
+        signature[family] = tuple(map(tuple, rows[["precision", "shape", "tile", *exact]].astype(str).values))
+    twins = {}
+    for i, family in enumerate(families):
+        for earlier in families[:i]:
+            if signature[family] and signature[family] == signature[earlier]:
+                twins[family] = earlier
+                break
+    return twins
+
+
 def figures(frame, out, precisions):
     import matplotlib
 
@@ -247,81 +305,76 @@ def figures(frame, out, precisions):
     import matplotlib.pyplot as plt
 
     written = []
-    kernel = frame[~frame.end_to_end & frame.family.isin(TILE_FAMILIES)]
+    kernel = frame[~frame.end_to_end & has_tag(frame, "tile_sweep")]
+    families = tile_sweep_families(kernel)
+    twins = twin_families(kernel)
+    colour = {f: matplotlib.colormaps["tab10"](i % 10) for i, f in enumerate(families)}
+    style = {f: "--" if f in twins else "-" for f in families}
+    edges = sorted({int(t) for t in kernel.tile.dropna()})
     for precision in precisions:
         data = kernel[kernel.precision == precision]
         if data.empty:
             continue
-        shapes = sorted(data["shape"].unique(), key=lambda s: int(s.split("x")[0]))
+        shapes = shapes_by_size(data)
         fig, axes = plt.subplots(1, len(shapes), figsize=(4.2 * len(shapes), 3.8), squeeze=False)
         for ax, shape in zip(axes[0], shapes):
-            for family, group in data[data["shape"] == shape].groupby("family"):
+            for family, group in data[data["shape"] == shape].groupby("family", sort=False):
                 group = group.sort_values("tile")
-                ax.plot(group.tile, group.gflops, marker="o", label=family, color=_color(family), linestyle=_style(family))
+                ax.plot(group.tile, group.gflops, marker="o", label=family, color=colour[family], linestyle=style[family])
             ax.set(title=f"{precision} {shape}", xlabel="tile / block edge", ylabel="GFLOP/s")
-            _tile_axis(ax)
+            _tile_axis(ax, edges)
         axes[0][0].legend(fontsize=7)
         fig.tight_layout()
-        written += _save(fig, out / f"gflops_vs_tile_{precision}")
+        written += save_figure(fig, out / f"gflops_vs_tile_{precision}")
         plt.close(fig)
 
-        with_counters = data[data.get("counters_available", pd.Series(0, index=data.index)) == 1]
+        available = data.get("counters_available", pd.Series(0, index=data.index)) == 1
+        with_counters = data[available]
         if not with_counters.empty:
-            shape = max(with_counters["shape"].unique(), key=lambda s: int(s.split("x")[0]))
+            shape = shapes_by_size(with_counters)[-1]
             sub = with_counters[with_counters["shape"] == shape]
             counters = ["gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy", "dram_read_bytes"]
             fig, axes = plt.subplots(1, len(counters), figsize=(4.2 * len(counters), 3.8))
             for ax, counter in zip(axes, counters):
-                for family, group in sub.groupby("family"):
+                for family, group in sub.groupby("family", sort=False):
                     if counter in group and group[counter].notna().any():
                         group = group.sort_values("tile")
-                        ax.plot(group.tile, group[counter], marker="o", label=family, color=_color(family), linestyle=_style(family))
+                        ax.plot(group.tile, group[counter], marker="o", label=family, color=colour[family],
+                                linestyle=style[family])
                 ax.set_title(f"{counter}\n({precision} {shape})", fontsize=9)
                 ax.set(xlabel="tile / block edge")
-                _tile_axis(ax)
-            handles = [plt.Line2D([], [], color=_color(f), linestyle=_style(f), marker="o", label=f)
-                       for f in TILE_FAMILIES if f in set(sub.family)]
+                _tile_axis(ax, edges)
+            handles = [plt.Line2D([], [], color=colour[f], linestyle=style[f], marker="o", label=f)
+                       for f in families if f in set(sub.family)]
             fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=7)
             fig.tight_layout(rect=(0, 0.12, 1, 1))
-            written += _save(fig, out / f"counters_vs_tile_{precision}")
+            written += save_figure(fig, out / f"counters_vs_tile_{precision}")
             plt.close(fig)
 
-    ladder = frame[~frame.end_to_end & (frame.family != "cpu_serial")]
+    everything = frame[~frame.end_to_end & ~has_tag(frame, "cpu")]
     for precision in precisions:
-        data = ladder[ladder.precision == precision]
+        data = everything[everything.precision == precision]
         if data.empty:
             continue
-        shape = max(data["shape"].unique(), key=lambda s: int(s.split("x")[0]))
+        shape = shapes_by_size(data)[-1]
         best = data[data["shape"] == shape].sort_values("gflops").groupby("family").tail(1).sort_values("gflops")
         fig, ax = plt.subplots(figsize=(8, 0.35 * len(best) + 1.5))
-        ax.barh(best.variant, best.gflops, color=["tab:gray" if f.startswith("cublas") else "tab:blue" for f in best.family])
-        ax.set(xlabel="GFLOP/s", title=f"The ladder, {precision} {shape} (best of each family; grey: cuBLAS)")
+        reference = has_tag(best, "reference")
+        ax.barh(best.variant, best.gflops, color=["tab:gray" if r else "tab:blue" for r in reference])
+        ax.set(xlabel="GFLOP/s", title=f"Every family, {precision} {shape} (best of each; grey: cuBLAS)")
         fig.tight_layout()
-        written += _save(fig, out / f"ladder_{precision}")
+        written += save_figure(fig, out / f"ladder_{precision}")
         plt.close(fig)
     return written
 
 
-def _color(family):
-    """One colour per family in every figure, so one legend serves all panels."""
-    import matplotlib
-
-    index = TILE_FAMILIES.index(family) if family in TILE_FAMILIES else len(TILE_FAMILIES)
-    return matplotlib.colormaps["tab10"](index % 10)
-
-
-def _style(family):
-    # Twins that compile to the same instructions as another family: dashed, drawn over it.
-    return "--" if family.startswith("shared_register") or family == "naive_tile" else "-"
-
-
-def _tile_axis(ax):
+def _tile_axis(ax, edges):
     ax.set_xscale("log", base=2)
-    ax.set_xticks([8, 16, 32], ["8", "16", "32"])
+    ax.set_xticks(edges, [str(e) for e in edges])
     ax.minorticks_off()
 
 
-def _save(fig, stem):
+def save_figure(fig, stem):
     paths = []
     for ext in ("png", "svg"):
         path = Path(f"{stem}.{ext}")

@@ -32,16 +32,62 @@ def test_not_an_export():
         ncu.parse_raw_csv("hello\nworld\n")
 
 
+def _crosscheck(cupti_values, ncu_values):
+    cupti = {"gemm/fp32/x/m:1/n:1/k:1/manual_time": cupti_values}
+    return {r["metric"]: r for r in ncu.crosscheck(cupti, {"gemm/fp32/x/m:1/n:1/k:1": ncu_values})}
+
+
 def test_crosscheck_rules():
-    cupti = {"gemm/fp32/x/m:1/n:1/k:1/manual_time": {"gld_sectors": 10.0, "achieved_occupancy": 50.0,
-                                                     "dram_read_bytes": 100.0}}
-    ours = {"gemm/fp32/x/m:1/n:1/k:1": {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 10.0,
-                                        "sm__warps_active.avg.pct_of_peak_sustained_active": 51.5,
-                                        "dram__bytes_read.sum": 90.0}}
-    table = {r["metric"]: r for r in ncu.crosscheck(cupti, ours)}
+    table = _crosscheck({"gld_sectors": 10.0, "achieved_occupancy": 50.0, "smem_ld_bank_conflicts": 3.0},
+                        {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 10.0,
+                         "sm__warps_active.avg.pct_of_peak_sustained_active": 51.5,
+                         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 9.0})
     assert table["gld_sectors"]["agree"] is True
     assert table["achieved_occupancy"]["agree"] is False  # 1.5 points apart
-    assert table["dram_read_bytes"]["agree"] is None      # shown, not required
+    assert table["smem_ld_bank_conflicts"]["agree"] is None  # noisy: shown, not required
+
+
+@pytest.mark.parametrize("cupti,ncu_value,agree", [
+    (100e6, 109e6, True),            # 9% apart
+    (100e6, 112e6, False),           # 12% apart
+    (0.0, 900e3, True),              # L2-resident: within the 1 MiB floor
+    (0.0, 2 * 2**20, False),
+])
+def test_dram_bytes_must_agree_within_10_percent_or_1_mib(cupti, ncu_value, agree):
+    table = _crosscheck({"dram_read_bytes": cupti, "dram_write_bytes": cupti},
+                        {"dram__bytes_read.sum": ncu_value, "dram__bytes_write.sum": ncu_value})
+    assert table["dram_read_bytes"]["agree"] is agree
+    assert table["dram_write_bytes"]["agree"] is agree
+
+
+@pytest.mark.parametrize("ncu_value,agree", [(94.0, True), (90.5, True), (89.0, False)])
+def test_l2_hit_rate_must_agree_within_5_points(ncu_value, agree):
+    table = _crosscheck({"l2_hit_rate": 95.0}, {"lts__t_sector_hit_rate.pct": ncu_value})
+    assert table["l2_hit_rate"]["agree"] is agree
+    assert table["l2_hit_rate"]["rule"] == "within 5 points"
+
+
+@pytest.mark.parametrize("state,control", [("warm", "none"), ("warm: inputs reused across launches", "none"),
+                                           ("cold", "all"), ("cold: L2 flushed before every launch", "all")])
+def test_cache_control_matches_the_l2_state(state, control):
+    assert ncu.cache_control_for(state) == control
+
+
+def test_unknown_l2_state_is_bad_input():
+    with pytest.raises(InputError, match="expected 'warm' or 'cold'"):
+        ncu.cache_control_for("lukewarm")
+
+
+def test_listing_with_tags_gives_benchmark_names():
+    listing = ("gemm/fp32/shared/tile:16/m:512/n:512/k:512\ttags=seed,tile_sweep,crosscheck\n"
+               "gemm/fp64/cublas/m:512/n:512/k:512/manual_time\ttags=reference\n"
+               "some header line\n")
+    assert ncu.parse_listing(listing) == ["gemm/fp32/shared/tile:16/m:512/n:512/k:512",
+                                          "gemm/fp64/cublas/m:512/n:512/k:512"]
+    regex = ncu.exact_filter(ncu.parse_listing(listing))
+    import re
+    assert re.match(regex, "gemm/fp32/shared/tile:16/m:512/n:512/k:512/manual_time")
+    assert not re.match(regex, "gemm/fp32/shared/tile:16/m:512/n:512/k:5120/manual_time")
 
 
 def test_missing_ncu_is_a_clear_error(monkeypatch):
@@ -58,7 +104,10 @@ def test_catalogue_is_parsed_with_directions():
     assert catalogue["smem_ld_bank_conflicts"].better == "lower"
     assert catalogue["gflops"].better == "higher"
     assert catalogue["theoretical_occupancy"].kind == "launch"
-    assert len(ncu.default_metrics()) == 15
+    metrics = ncu.default_metrics()
+    assert len(metrics) == len([m for m in catalogue.values() if m.kind == "metric"])
+    assert "dram__bytes_read.sum" in metrics and "lts__t_sector_hit_rate.pct" in metrics
+    assert catalogue["achieved_occupancy"].is_percent and not catalogue["gld_sectors"].is_percent
 
 
 @pytest.mark.parametrize("script", ["ncu_session", "ncu_crosscheck"])

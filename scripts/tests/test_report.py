@@ -12,7 +12,7 @@ def test_report_from_a_real_run(tmp_path, recorded):
     assert report_main([str(recorded), "--out", str(tmp_path)]) == 0
     text = (tmp_path / "report.md").read_text()
     assert "# GEMM study on NVIDIA H200" in text
-    assert "## The ladder, fp32, 512x512x512" in text
+    assert "## Every variant, fp32, 512x512x512" in text
     # Generated from the data: the shared tiles' sectors halve with each doubling of the tile.
     assert "shared tile:8 -> tile:16 (fp32, 512x512x512)" in text
     assert "gld_sectors falls from 4.194e+06 to 2.097e+06" in text
@@ -46,7 +46,8 @@ def test_missing_file(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py", "summary_table.py"])
+@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py",
+                                    "summary_table.py", "cross_gpu.py"])
 def test_every_script_has_help(script):
     proc = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True)
     assert proc.returncode == 0

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""The cross-GPU page: two gemm-bench results files (two GPUs), the same variant at the same
+shape side by side (time and counters), the differences of the two contexts (DRAM bandwidth,
+L2 size, clocks, SM count) and generated sentences on which of them explains each ratio.
+
+Example: scripts/cross_gpu.py reports/h100/results.json reports/h200/results.json --out reports/cross_gpu.md
+"""
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_study import cross_gpu  # noqa: E402
+from gemm_study.errors import run_cli, writing  # noqa: E402
+from gemm_study.results import load_results, one_row_per_benchmark, to_frame  # noqa: E402
+
+
+def load(path):
+    context, entries = load_results(path)
+    return context, one_row_per_benchmark(to_frame(entries))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("a", type=Path, help="results JSON of GPU A (the baseline of the ratios)")
+    parser.add_argument("b", type=Path, help="results JSON of GPU B")
+    parser.add_argument("--out", type=Path, required=True, help="markdown page to write, e.g. reports/cross_gpu.md")
+    args = parser.parse_args(argv)
+    (context_a, frame_a), (context_b, frame_b) = load(args.a), load(args.b)
+    text = cross_gpu.page(context_a, frame_a, context_b, frame_b, str(args.a), str(args.b))
+    with writing(args.out):
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def cli():
+    return run_cli(main)
+
+
+if __name__ == "__main__":
+    sys.exit(cli())
