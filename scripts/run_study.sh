@@ -69,7 +69,7 @@ fi
 
 work=$(mktemp -d)
 options=(--sizes="$sizes" --precisions="$precisions" --min-time="$min_time" --end-to-end="$end_to_end")
-cmd="scripts/run_study.sh$([ $quick = 1 ] && echo ' --quick') (gemm-bench ${options[*]} --benchmark_out=results.json)"
+cmd="scripts/run_study.sh$( [ $quick = 1 ] && echo ' --quick' || true) (gemm-bench ${options[*]} --benchmark_out=results.json)"
 stage "gemm-bench: verify, time and count every variant (${options[*]})"
 t=$(now)
 # Progress ([k/N] name GFLOP/s elapsed ETA) is on stderr: shown and logged; the console table is logged.
