@@ -22,6 +22,12 @@ COUNTERS_PER_STEP = 3
 MIN_MOVE = 0.05
 # Counters that measure the time itself, not a cause of it.
 NOT_CAUSES = {"gpu_time_ns"}
+# A stall reason below this many warps per issued instruction on both sides costs next to
+# nothing, however large its ratio: 1.5e-07 -> 0.12 is not a cause.
+MIN_STALL = 0.1
+# Tensor-pipe instruction counts explain only steps that involve a tensor-core rung: on sm_90 the
+# HMMA pipe counter also ticks on some CUDA-core kernels (ncu reads the same).
+TENSOR_COUNTS = ("tensor_hmma_inst", "tensor_dmma_inst", "tensor_gmma_inst")
 
 
 def compute_of(row):
@@ -104,9 +110,29 @@ def counter_moves(a, b, catalogue=None):
             continue
         if name.startswith("dram_") and max(x, y) < 0.5 * compulsory_bytes(a):
             continue  # inputs resident in L2: DRAM bytes are noise here
+        if not explains(name, metric, x, y, a, b):
+            continue
         size = abs(y - x) / 100 if metric.is_percent else abs(y - x) / max(abs(x), abs(y))
         moves.append((name, x, y, size))
     return sorted(moves, key=lambda move: -move[3])
+
+
+def _tensor_core(row):
+    tags = row.get("tags")
+    return isinstance(tags, (list, tuple)) and "tensor_core" in tags
+
+
+def explains(name, metric, x, y, a, b):
+    """Whether a move of this counter between rows a and b can be a cause worth naming: not a
+    stall too small to matter, not the hardware conflict counter's residue (wavefronts are the
+    evidence for conflicts), not a tensor count between two CUDA-core kernels."""
+    if name.startswith("stall_") and max(abs(x), abs(y)) < MIN_STALL:
+        return False
+    if "bank_conflicts" in name or name == "smem_ld_conflicts_per_request":
+        return False
+    if name in TENSOR_COUNTS and not (_tensor_core(a) or _tensor_core(b)):
+        return False
+    return True
 
 
 def judgement(better, before, after):
@@ -121,7 +147,7 @@ def describe_move(name, before, after, catalogue):
     verb = "rises" if after > before else "falls"
     if metric.is_percent:
         text = f"{name} {verb} from {_fmt(before)}% to {_fmt(after)}%"
-    elif min(abs(before), abs(after)) > 0:
+    elif min(abs(before), abs(after)) > 1e-3 * max(abs(before), abs(after)):
         factor = max(before, after) / min(before, after)
         text = f"{name} {verb} {factor:.2f}x ({_fmt(before)} -> {_fmt(after)})"
     else:

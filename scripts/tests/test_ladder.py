@@ -118,3 +118,19 @@ def test_l2_traffic_in_bytes_or_sectors():
 def test_results_without_rungs_have_no_ladder_section(tmp_path, recorded):
     assert report_main([str(recorded), "--out", str(tmp_path)]) == 0
     assert "## The ladder" not in (tmp_path / "report.md").read_text()
+
+
+def test_steps_name_causes_not_residues():
+    """Tiny stalls, the hardware conflict counter and tensor counts between CUDA-core kernels
+    are never named as what moved; real moves still are."""
+    from gemm_study import ladder
+    a = {"tags": ("ladder",), "stall_mio_throttle": 1.5e-07, "smem_ld_bank_conflicts": 100.0,
+         "tensor_hmma_inst": 10.0, "gld_requests": 400.0, "m": 64, "n": 64, "k": 64}
+    b = {"tags": ("ladder",), "stall_mio_throttle": 0.05, "smem_ld_bank_conflicts": 9000.0,
+         "tensor_hmma_inst": 5000.0, "gld_requests": 100.0, "m": 64, "n": 64, "k": 64}
+    names = [move[0] for move in ladder.counter_moves(a, b)]
+    assert names == ["gld_requests"]
+    b_tensor = dict(b, tags=("tensor_core",))
+    assert "tensor_hmma_inst" in [move[0] for move in ladder.counter_moves(a, b_tensor)]
+    big_stall = dict(b, stall_mio_throttle=3.0)
+    assert "stall_mio_throttle" in [move[0] for move in ladder.counter_moves(a, big_stall)]
