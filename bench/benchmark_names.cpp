@@ -1,6 +1,7 @@
 #include "benchmark_names.h"
 
 #include <regex>
+#include <stdexcept>
 #include <sstream>
 
 namespace gemm {
@@ -71,7 +72,11 @@ bool parse_benchmark_name(const std::string& name, ParsedName& out) {
   out.end_to_end = m[1] == names::end_to_end_prefix;
   out.precision = precision_from_string(m[2]);
   out.variant = m[3];
-  out.shape = {std::stoll(m[4]), std::stoll(m[5]), std::stoll(m[6])};
+  try {
+    out.shape = {std::stoll(m[4]), std::stoll(m[5]), std::stoll(m[6])};
+  } catch (const std::out_of_range&) {
+    return false;  // a dimension beyond 64 bits names no benchmark
+  }
   return true;
 }
 

@@ -262,8 +262,9 @@ bool selected(const Variant& v, Precision p, const StudyContext& ctx) {
   return !(o.profile && on_host);
 }
 
-// The variant's own precondition and the launch limits, on this device; without one, only
-// the precondition against Hopper's limits is unknown, so nothing is refused.
+// The variant's own precondition and the launch limits, on this device. Without a device the
+// limits (and preconditions that read them) are unknown, so nothing is refused: --list then
+// shows every benchmark a GPU might run, and the GPU's own check decides.
 std::optional<std::string> why_refused(const Variant& v, const GemmShape& s,
                                        const StudyContext& ctx) {
   if (ctx.device && v.backend != Backend::cpu) return check_launch(v, s, ctx.device->limits);
@@ -276,7 +277,6 @@ Registration register_study(const StudyContext& ctx) {
   Registration reg;
   const Options& o = ctx.options;
   // Without a device nothing runs (main stops first), but --list shows what would.
-  const bool list_only = !ctx.device;
   auto add = [&](const Variant& v, const GemmShape& s, bool end_to_end) {
     const std::string name = end_to_end ? end_to_end_name(v.precision, v.name(), s)
                                         : benchmark_name(v.precision, v.name(), s);
@@ -309,8 +309,7 @@ Registration register_study(const StudyContext& ctx) {
   for (const auto& shape : o.shapes) {
     for (Precision p : o.precisions) {
       for (const auto& v : all_variants()) {
-        if (!selected(v, p, ctx) || (list_only && o.cpu_only && v.backend != Backend::cpu))
-          continue;
+        if (!selected(v, p, ctx)) continue;
         add(v, shape, false);
       }
       if (!o.end_to_end || o.cpu_only) continue;

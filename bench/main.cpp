@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -35,32 +34,6 @@ constexpr int kRuntimeFailure = 1;
 int fail(int status, const std::string& message) {
   std::fprintf(stderr, "gemm-bench: %s\n", message.c_str());
   return status;
-}
-
-// The value of a --benchmark_* flag among the pass-through arguments, or "".
-std::string flag_value(const std::vector<std::string>& args, const std::string& flag) {
-  std::string value;
-  for (const auto& a : args)
-    if (a.rfind(flag + "=", 0) == 0) value = a.substr(flag.size() + 1);
-  return value;
-}
-
-bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
-  return std::any_of(args.begin(), args.end(),
-                     [&](const std::string& a) { return a == flag || a.rfind(flag + "=", 0) == 0; });
-}
-
-// Google Benchmark's filter as it applies it: a regex, or "-regex" for what it does not match.
-bool matches_filter(const std::string& name, const std::string& filter) {
-  if (filter.empty() || filter == "all" || filter == ".") return true;
-  const bool negative = filter[0] == '-';
-  try {
-    const bool found = std::regex_search(name + "/manual_time",
-                                         std::regex(negative ? filter.substr(1) : filter));
-    return negative ? !found : found;
-  } catch (const std::regex_error&) {
-    return true;  // Google Benchmark reports a bad filter itself
-  }
 }
 
 std::string skipped_json(const std::vector<gemm::Skipped>& skipped) {
@@ -95,7 +68,8 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   benchmark::AddCustomContext("clock",
                               "sm_clock_mhz: clock64 cycles over %globaltimer ns of a probe "
                               "kernel right after the timed launches; clock_throttled: NVML "
-                              "clock-event reasons other than idle at that moment");
+                              "clock-event reasons other than idle, application or display "
+                              "clock settings at that moment");
   benchmark::AddCustomContext("input_seed", std::to_string(ctx.seed));
   benchmark::AddCustomContext("git_revision", GEMM_GIT_REVISION);
   benchmark::AddCustomContext("gemm_build_type", GEMM_BUILD_TYPE);
@@ -106,7 +80,7 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
 void print_skipped(const gemm::Registration& reg, const std::string& filter) {
   std::map<std::string, int> capped;
   for (const auto& s : reg.skipped) {
-    if (!matches_filter(s.benchmark, filter)) continue;
+    if (!gemm::filter_selects(s.benchmark, filter)) continue;
     if (!s.capped_family.empty())
       ++capped[s.capped_family];
     else
@@ -119,14 +93,19 @@ void print_skipped(const gemm::Registration& reg, const std::string& filter) {
 
 void print_list(const gemm::StudyContext& ctx, const gemm::Registration& reg,
                 const std::string& filter) {
-  if (!ctx.device)
+  const auto needs_gpu = [&](const gemm::Registered& r) {
+    return !ctx.device && r.variant->backend != gemm::Backend::cpu;
+  };
+  if (std::any_of(reg.registered.begin(), reg.registered.end(), [&](const gemm::Registered& r) {
+        return needs_gpu(r) && gemm::filter_selects(r.name, filter);
+      }))
     std::fprintf(stderr, "gemm-bench: no GPU here; the benchmarks below need one\n");
   for (const auto& r : reg.registered) {
-    if (!matches_filter(r.name, filter)) continue;
+    if (!gemm::filter_selects(r.name, filter)) continue;
     std::string tags;
     for (const auto& t : r.variant->tags) tags += (tags.empty() ? "" : ",") + t;
     std::cout << r.name << "\ttags=" << tags
-              << (!ctx.device && r.variant->backend != gemm::Backend::cpu ? "\tneeds a GPU" : "")
+              << (needs_gpu(r) ? "\tneeds a GPU" : "")
               << "\n";
   }
 }
@@ -134,7 +113,7 @@ void print_list(const gemm::StudyContext& ctx, const gemm::Registration& reg,
 // The name must be a benchmark of this build, not only well formed.
 bool is_known_benchmark(const std::string& name) {
   gemm::ParsedName parsed;
-  if (!gemm::parse_benchmark_name(name, parsed)) return false;
+  if (!gemm::parse_benchmark_name(name, parsed) || gemm::check_shape(parsed.shape)) return false;
   for (const auto& v : gemm::all_variants())
     if (v.name() == parsed.variant && v.precision == parsed.precision &&
         (!parsed.end_to_end || v.has_tag(gemm::tag::e2e)))
@@ -180,7 +159,7 @@ std::vector<std::string> benchmark_arguments(const gemm::Options& o) {
 #else
   const std::string one_iteration = "1e-9", seconds_unit = "";  // 1 ns: a single iteration
 #endif
-  if (!has_flag(args, "--benchmark_min_time"))
+  if (!gemm::benchmark_flag(args, "--benchmark_min_time"))
     args.push_back("--benchmark_min_time=" +
                    (o.profile ? one_iteration : std::to_string(o.min_time_s) + seconds_unit));
   return args;
@@ -195,23 +174,29 @@ int run_benchmarks(gemm::StudyContext& ctx, const gemm::Registration& reg) {
   benchmark::Initialize(&argc, argv.data());
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return kBadInput;
 
-  const std::string filter = flag_value(args, "--benchmark_filter");
+  const std::string filter = gemm::benchmark_flag(args, "--benchmark_filter").value_or("");
   std::size_t selected = 0;
   std::map<std::string, std::string> facts;
   for (const auto& r : reg.registered) {
     facts[r.name] = r.facts_json;
-    selected += matches_filter(r.name, filter) ? 1 : 0;
+    selected += gemm::filter_selects(r.name, filter) ? 1 : 0;
   }
-  const std::string reps = flag_value(args, "--benchmark_repetitions");
-  const std::size_t repetitions = reps.empty() ? 1 : std::max(1, std::atoi(reps.c_str()));
-  gemm::ProgressReporter display(selected * repetitions);
-  const std::string out = flag_value(args, "--benchmark_out");
-  const std::string format = flag_value(args, "--benchmark_out_format");
+  // parse_options has checked that it is a whole number >= 1.
+  const std::size_t repetitions =
+      std::stoul(gemm::benchmark_flag(args, "--benchmark_repetitions").value_or("1"));
+  // The progress lines go with the console table; another --benchmark_format gets Google
+  // Benchmark's own display reporter (nullptr), which honours it.
+  const std::string display_format = gemm::benchmark_flag(args, "--benchmark_format").value_or("");
+  std::unique_ptr<gemm::ProgressReporter> display;
+  if (display_format.empty() || display_format == "console")
+    display = std::make_unique<gemm::ProgressReporter>(
+        selected * repetitions, gemm::console_output_options(args, gemm::color_terminal()));
+  const std::string out = gemm::benchmark_flag(args, "--benchmark_out").value_or("");
+  const std::string format = gemm::benchmark_flag(args, "--benchmark_out_format").value_or("");
   std::unique_ptr<gemm::FactsJsonReporter> file;
   if (!out.empty() && (format.empty() || format == "json"))
     file = std::make_unique<gemm::FactsJsonReporter>(std::move(facts));
-  const std::size_t ran = file ? benchmark::RunSpecifiedBenchmarks(&display, file.get())
-                               : benchmark::RunSpecifiedBenchmarks(&display);
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(display.get(), file.get());
   benchmark::Shutdown();
   if (ran == 0) return fail(kBadInput, "no benchmark matched (see --list)");
   if (ctx.failed_benchmarks > 0)
@@ -247,11 +232,11 @@ int run(int argc, char** argv) {
   }
 
   ctx.seed = o.seed ? *o.seed : std::random_device{}();
-  const bool listing = o.list || has_flag(o.passthrough, "--benchmark_list_tests");
+  const bool listing = o.list || benchmark_bool_flag(o.passthrough, "--benchmark_list_tests");
   if (int status = prepare_device(ctx, listing)) return status;
 
   const Registration reg = register_study(ctx);
-  const std::string filter = flag_value(o.passthrough, "--benchmark_filter");
+  const std::string filter = benchmark_flag(o.passthrough, "--benchmark_filter").value_or("");
   print_skipped(reg, filter);
   if (o.list) {
     print_list(ctx, reg, filter);

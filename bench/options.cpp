@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <functional>
+#include <regex>
 #include <sstream>
 
 #include "metric_catalogue.h"
@@ -179,7 +181,76 @@ void check_consistency(const Options& o) {
     throw OptionError("--metrics with --profile: --profile leaves the counters to ncu");
 }
 
+// Google Benchmark flags whose bad values it would not refuse with a nonzero status: a bad
+// format prints its usage and exits 0, repetitions below 1 run nothing (0) or throw (< 0), and
+// a filter that does not compile lists everything under --list.
+void check_passthrough(const std::vector<std::string>& passthrough) {
+  if (const auto filter = benchmark_flag(passthrough, "--benchmark_filter")) {
+    const std::string spec = !filter->empty() && (*filter)[0] == '-' ? filter->substr(1) : *filter;
+    try {
+      std::regex(spec, std::regex::extended);
+    } catch (const std::regex_error& e) {
+      throw OptionError("--benchmark_filter: '" + *filter + "' is not a regular expression (" +
+                        e.what() + ")");
+    }
+  }
+  for (const char* flag : {"--benchmark_format", "--benchmark_out_format"})
+    if (const auto format = benchmark_flag(passthrough, flag))
+      if (*format != "console" && *format != "json" && *format != "csv")
+        throw OptionError(std::string(flag) + ": expected console, json or csv, got '" + *format +
+                          "'");
+  if (const auto reps = benchmark_flag(passthrough, "--benchmark_repetitions")) {
+    std::size_t used = 0;
+    long value = 0;
+    try {
+      value = std::stol(*reps, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != reps->size() || value < 1 || value > 2147483647)
+      throw OptionError("--benchmark_repetitions: expected a whole number >= 1, got '" + *reps +
+                        "'");
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> benchmark_flag(const std::vector<std::string>& passthrough,
+                                          const std::string& flag) {
+  std::optional<std::string> value;
+  for (const auto& a : passthrough) {
+    if (a == flag)
+      value = "";
+    else if (a.rfind(flag + "=", 0) == 0)
+      value = a.substr(flag.size() + 1);
+  }
+  return value;
+}
+
+bool benchmark_bool_flag(const std::vector<std::string>& passthrough, const std::string& flag) {
+  const auto value = benchmark_flag(passthrough, flag);
+  if (!value) return false;
+  if (value->size() == 1) {
+    const char c = (*value)[0];
+    return std::isalnum(static_cast<unsigned char>(c)) && c != '0' && c != 'f' && c != 'F' &&
+           c != 'n' && c != 'N';
+  }
+  std::string lower = *value;
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return lower != "false" && lower != "no" && lower != "off";
+}
+
+bool filter_selects(const std::string& benchmark, const std::string& filter) {
+  if (filter.empty() || filter == "all") return true;
+  const bool negative = filter[0] == '-';
+  try {
+    const std::regex re(negative ? filter.substr(1) : filter, std::regex::extended);
+    // Google Benchmark matches the instance name, which ends in /manual_time.
+    return std::regex_search(benchmark + "/manual_time", re) != negative;
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
 
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
@@ -202,6 +273,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (o.shapes.empty()) o.shapes = default_shapes();
   check_consistency(o);
+  check_passthrough(o.passthrough);
   return o;
 }
 

@@ -41,6 +41,18 @@ Options parse_options(const std::vector<std::string>& args);
 // Whether the options select a variant with these tags (see Options::tags).
 bool selects_tags(const Options& o, const std::vector<std::string>& variant_tags);
 
+// Google Benchmark's pass-through flags, read the way it reads them (the last one wins):
+// the value of --benchmark_<name>=VALUE, "" for a bare --benchmark_<name>, nothing if absent.
+std::optional<std::string> benchmark_flag(const std::vector<std::string>& passthrough,
+                                          const std::string& flag);
+// A boolean flag as Google Benchmark reads it: bare or any value but 0/false/no/off/f/n: true.
+bool benchmark_bool_flag(const std::vector<std::string>& passthrough, const std::string& flag);
+// Whether --benchmark_filter selects a benchmark (registered name, without /manual_time), in
+// Google Benchmark's grammar: a POSIX extended regex searched in the name, "-regex" for what it
+// does not match, "" or "all" for everything. A filter that does not compile selects nothing
+// (parse_options refuses it first).
+bool filter_selects(const std::string& benchmark, const std::string& filter);
+
 std::vector<GemmShape> default_shapes();
 std::string help_text();
 

@@ -1,7 +1,13 @@
 #include "reporters.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
+
+#include "options.h"
 
 namespace gemm {
 
@@ -24,6 +30,22 @@ std::string json_string(const std::string& text) {
     }
   }
   return out + "\"";
+}
+
+benchmark::ConsoleReporter::OutputOptions console_output_options(
+    const std::vector<std::string>& passthrough, bool is_color_terminal) {
+  using benchmark::ConsoleReporter;
+  const auto color = benchmark_flag(passthrough, "--benchmark_color").value_or("auto");
+  const bool colored =
+      color == "auto" ? is_color_terminal : benchmark_bool_flag(passthrough, "--benchmark_color");
+  const bool tabular = benchmark_bool_flag(passthrough, "--benchmark_counters_tabular");
+  return ConsoleReporter::OutputOptions((colored ? ConsoleReporter::OO_Color : 0) |
+                                        (tabular ? ConsoleReporter::OO_Tabular : 0));
+}
+
+bool color_terminal() {
+  const char* term = std::getenv("TERM");
+  return isatty(fileno(stdout)) && term && *term && std::strcmp(term, "dumb") != 0;
 }
 
 std::string insert_first_member(const std::string& entries, const std::string& key,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace gemm {
 
@@ -26,7 +27,8 @@ class FactsJsonReporter : public benchmark::JSONReporter {
 // The console table as usual, plus "[k/N] name  GFLOP/s  elapsed  ETA" on stderr.
 class ProgressReporter : public benchmark::ConsoleReporter {
  public:
-  explicit ProgressReporter(std::size_t total_runs) : total_(total_runs) {}
+  ProgressReporter(std::size_t total_runs, OutputOptions options)
+      : ConsoleReporter(options), total_(total_runs) {}
   void ReportRuns(const std::vector<Run>& runs) override;
 
  private:
@@ -34,6 +36,14 @@ class ProgressReporter : public benchmark::ConsoleReporter {
   std::size_t done_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
+
+// The console table's options as Google Benchmark sets them for its own display reporter:
+// colour per --benchmark_color (auto: only on a colour terminal), tabular counters only with
+// --benchmark_counters_tabular.
+benchmark::ConsoleReporter::OutputOptions console_output_options(
+    const std::vector<std::string>& passthrough, bool is_color_terminal);
+// Whether stdout is a terminal that shows colour (Google Benchmark's "auto").
+bool color_terminal();
 
 // Inserts `"variant": facts,` as the first member of each JSON object in `entries` (the text
 // JSONReporter writes for a list of runs). Exposed for its test.

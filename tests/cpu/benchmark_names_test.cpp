@@ -35,6 +35,8 @@ TEST(BenchmarkNames, ParseRoundTrip) {
   EXPECT_FALSE(p.end_to_end);
   EXPECT_FALSE(parse_benchmark_name("gemm/fp16/x/m:1/n:1/k:1", p));
   EXPECT_FALSE(parse_benchmark_name("nonsense", p));
+  // A dimension beyond 64 bits is no benchmark: false, not an exception out of a bool parser.
+  EXPECT_FALSE(parse_benchmark_name("gemm/fp32/cublas/m:99999999999999999999/n:1/k:1", p));
 }
 
 TEST(NcuCommand, SelectsExactlyTheTimedLaunchOfOneBenchmark) {

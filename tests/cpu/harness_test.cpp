@@ -70,6 +70,18 @@ TEST(Reporters, JsonStringsAreEscaped) {
   EXPECT_EQ(json_string(std::string("\x01", 1)), "\"\\u0001\"");
 }
 
+// The console table follows Google Benchmark's flags as its own display reporter would: no
+// colour codes in logs and pipes, tabular counters only when asked for.
+TEST(Reporters, ConsoleOptionsFollowTheFlags) {
+  using benchmark::ConsoleReporter;
+  EXPECT_EQ(console_output_options({"x"}, false), ConsoleReporter::OO_None);
+  EXPECT_EQ(console_output_options({"x"}, true), ConsoleReporter::OO_Color);
+  EXPECT_EQ(console_output_options({"x", "--benchmark_color=false"}, true), ConsoleReporter::OO_None);
+  EXPECT_EQ(console_output_options({"x", "--benchmark_color=true"}, false), ConsoleReporter::OO_Color);
+  EXPECT_EQ(console_output_options({"x", "--benchmark_counters_tabular=true"}, false),
+            ConsoleReporter::OO_Tabular);
+}
+
 Variant tiled_for_test() {
   Variant v;
   v.family = "blocked";

@@ -88,6 +88,56 @@ TEST(Options, GoogleBenchmarkFlagsPassThrough) {
   EXPECT_EQ(o.passthrough[1], "--benchmark_filter=shared");
 }
 
+// Google Benchmark's flags that it would take without a nonzero status although nothing
+// useful follows: a bad format (usage, exit 0), repetitions < 1 (nothing runs, or an exception),
+// a filter that does not compile (--list would list everything).
+TEST(Options, BadGoogleBenchmarkValuesAreOneLineErrors) {
+  for (const char* bad : {"--benchmark_filter=(", "--benchmark_filter=-a{", "--benchmark_filter=fp(?=32)",
+                          "--benchmark_out_format=xml", "--benchmark_format=", "--benchmark_format=JSON",
+                          "--benchmark_repetitions=0", "--benchmark_repetitions=-3",
+                          "--benchmark_repetitions=2x"}) {
+    try {
+      parse({"--list", bad});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const OptionError& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+  for (const char* good : {"--benchmark_filter=shared|tuned", "--benchmark_filter=-cublas",
+                           "--benchmark_out_format=csv", "--benchmark_format=json",
+                           "--benchmark_repetitions=10"})
+    EXPECT_NO_THROW(parse({good})) << good;
+}
+
+// The filter as Google Benchmark applies it (POSIX extended grammar, searched in the name with
+// /manual_time, "-" negates), so --list and the progress total show what it will run.
+TEST(Options, FilterSelectsWhatGoogleBenchmarkRuns) {
+  const std::string name = "gemm/fp32/cpu_serial/m:64/n:64/k:64";
+  EXPECT_TRUE(filter_selects(name, ""));
+  EXPECT_TRUE(filter_selects(name, "all"));
+  EXPECT_TRUE(filter_selects(name, "serial/m:[0-9]+"));
+  EXPECT_TRUE(filter_selects(name, "k:64/manual_time$"));
+  EXPECT_FALSE(filter_selects(name, "serial/m:\\d+")) << "no \\d in the extended grammar";
+  EXPECT_FALSE(filter_selects(name, "-fp32"));
+  EXPECT_TRUE(filter_selects(name, "-fp64"));
+  EXPECT_FALSE(filter_selects(name, "("));
+}
+
+TEST(Options, BenchmarkFlagsAreReadAsGoogleBenchmarkReadsThem) {
+  const std::vector<std::string> args = {"gemm-bench", "--benchmark_list_tests=false",
+                                         "--benchmark_filter=a", "--benchmark_filter=b"};
+  EXPECT_EQ(benchmark_flag(args, "--benchmark_filter"), "b") << "the last one wins";
+  EXPECT_FALSE(benchmark_flag(args, "--benchmark_out"));
+  EXPECT_FALSE(benchmark_bool_flag(args, "--benchmark_list_tests"))
+      << "--benchmark_list_tests=false is a run, not a listing";
+  EXPECT_TRUE(benchmark_bool_flag({"x", "--benchmark_list_tests"}, "--benchmark_list_tests"));
+  EXPECT_TRUE(benchmark_bool_flag({"x", "--benchmark_list_tests=true"}, "--benchmark_list_tests"));
+  for (const char* no : {"0", "f", "N", "no", "Off", "FALSE"})
+    EXPECT_FALSE(benchmark_bool_flag({"x", std::string("--benchmark_list_tests=") + no},
+                                     "--benchmark_list_tests")) << no;
+  EXPECT_FALSE(benchmark_bool_flag({"x", "--benchmark_list_tests_x"}, "--benchmark_list_tests"));
+}
+
 TEST(Options, HelpStatesTheCaps) {
   const std::string help = help_text();
   EXPECT_NE(help.find("single_thread_blocks: M*N*K <= 256^3"), std::string::npos) << help;
