@@ -64,6 +64,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "No NVIDIA GPU here: running the serial CPU baseline only."
   "$bench" --cpu-only --sizes=256,512
   echo "Results measured on GPUs are committed under $root/reports/ (see reports/*/report.md)."
+  rm -rf "$logs"
   exit 0
 fi
 
