@@ -106,8 +106,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         results = json.loads(args.results.read_text())
+        if not isinstance(results, dict):
+            raise ValueError("not a gemm-bench results file (no top-level object)")
         wins = winners(collect(results))
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
         print(f"tune_ladder: {args.results}: {e}", file=sys.stderr)
         return 2
     if not wins:
@@ -125,7 +127,11 @@ def main(argv=None):
     if args.dry_run:
         sys.stdout.write(text)
     else:
-        args.out.write_text(text)
+        try:
+            args.out.write_text(text)
+        except OSError as e:
+            print(f"tune_ladder: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+            return 2
         for precision, size, params, best, _ in wins:
             print(f"{precision} {size}^3: {dict(zip(KEYS, params))} {best:.0f} GFLOP/s")
         print(f"wrote {args.out}")

@@ -35,3 +35,16 @@ def test_the_median_of_repetitions_is_the_speed():
 def test_render_names_the_configuration_per_precision_and_size():
     text = tune.render([("fp32", 4096, params(128, 128), 44843.0, 45123.0)], "test")
     assert "LADDER_TUNED(float, 4096, 128, 128, 8, 32, 64, 8, 8, 2, 8, 2)" in text
+
+
+def test_bad_inputs_and_an_unwritable_output_are_one_line_exit_2(tmp_path, capsys):
+    cases = {"list.json": "[1, 2]", "entries.json": '{"benchmarks": [1, "x"]}',
+             "garbage.json": "not json"}
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        assert tune.main([str(path), "--dry-run"]) == 2, name
+    good = Path(__file__).resolve().parents[2] / "reports/h100-80gb-hbm3/tuning/tune_4096.json"
+    assert tune.main([str(good), "--out", str(tmp_path / "missing" / "x.inc")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "cannot write" in err
