@@ -17,6 +17,7 @@ if [[ "${1:-}" == "--from-json" ]]; then
   json="${2:?--from-json needs a file}"
   shift 2
 else
+  [ -x "$bench" ] || { echo "tune_ladder.sh: no $bench: build first (cmake -B build -G Ninja && cmake --build build)" >&2; exit 2; }
   "$bench" --tags=tuning --sizes="$sizes" --counters=off --end-to-end=off \
     --benchmark_out="$json" --benchmark_out_format=json "$@"
 fi
