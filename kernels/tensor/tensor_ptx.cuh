@@ -1,6 +1,7 @@
 // PTX wrappers shared by the tensor-core families: cp.async (plain sm_80+), ldmatrix, mma.sync
 // for TF32 and FP64, and the TF32 rounding. The sm_90a-only wrappers (wgmma, TMA, mbarrier)
-// live in sm90a_ptx.cuh so that this header stays valid for any architecture >= sm_80.
+// live in sm90a_ptx.cuh so that this header stays valid for any architecture >= sm_80; the one
+// sm_90 wrapper here (FP64 m16n8k16) is defined in sm_90+ passes only.
 //
 // Every wrapper is one instruction; the comments say what the operands mean, because the
 // fragment layouts they imply are what the kernels are built around.
@@ -87,5 +88,24 @@ __device__ __forceinline__ void mma_f64_8x8x4(double (&c)[2], double a, double b
       : "+d"(c[0]), "+d"(c[1])
       : "d"(a), "d"(b));
 }
+
+// mma.sync m16n8k16 FP64 (DMMA), one warp; sm_90 and later only, so it exists only in those
+// compilation passes (a call from older code fails to compile instead of failing at run time).
+// With g = lane/4, t = lane%4:
+//   a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)]   (A: 16 x 16, i = 0..7)
+//   b[j] = B[t + 4 j][g]                     (B: 16 x 8, j = 0..3)
+//   c[r] = C[g + 8 (r / 2)][2t + (r % 2)]    (C: 16 x 8, r = 0..3)
+// 16*8*16 = 2048 multiply-adds per warp instruction, 8x an m8n8k4.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void mma_f64_16x8x16(double (&c)[4], const double (&a)[8],
+                                                const double (&b)[4]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+        "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+}
+#endif
 
 }  // namespace gemm::tensor

@@ -5,9 +5,9 @@ Reads the machine code of every kernel in the library's object files with cuobjd
 checks what the study claims about it:
   - every kernel (seed, ladder, tensor, references): no local-memory traffic (LDL/STL), i.e. no
     register spills and no register arrays moved to local memory;
-  - the TF32 mma.sync rungs execute HMMA (m16n8k8 TF32), the FP64 rung DMMA, the wgmma rung HGMMA
-    (an mma.sync rung without HMMA, or a wgmma rung with only HMMA, would be on a slower path than
-    the one it is named for);
+  - the TF32 mma.sync rungs execute HMMA (m16n8k8 TF32), the FP64 rungs DMMA (the sm_90 one
+    DMMA.16x8x16), the wgmma rung HGMMA (an mma.sync rung without HMMA, or a wgmma rung with only
+    HMMA, would be on a slower path than the one it is named for);
   - each expected family is present at all (so the test cannot pass by reading the wrong files).
 
 Usage: sass_test.py CUOBJDUMP BUILD_DIR [--sm90a=ON|OFF]
@@ -29,6 +29,8 @@ EXPECTED_OPCODES = [
     ("mma_tf32_kernelI", "HMMA", False),
     ("mma_tf32_pipelined_kernelI", "HMMA", False),
     ("mma_fp64_kernelI", "DMMA", False),
+    # The sm_90 rung must keep Hopper's large shape: a lowering to m8n8k4 DMMAs would defeat it.
+    ("mma_fp64_m16n8k16_kernelI", "DMMA.16x8x16", False),
     ("wgmma_tma_kernelI", "HGMMA", True),  # True: only in sm_90a builds
 ]
 SKIPPED = 77  # CTest's SKIP_RETURN_CODE for this test

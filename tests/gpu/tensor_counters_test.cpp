@@ -2,7 +2,9 @@
 // predicts (derived here from the tile parameters, never copied from a run):
 //  - tensor instructions: one warp-level mma.sync m16n8k8 TF32 (HMMA) does 16*8*8 = 1024
 //    multiply-adds, one m8n8k4 FP64 (DMMA) 8*8*4 = 256; at whole tiles every warp issues one per
-//    multiply-add block, so HMMA = M*N*K / 1024 and DMMA = M*N*K / 256 exactly. wgmma m64nBMk8 is
+//    multiply-add block, so HMMA = M*N*K / 1024 and DMMA = M*N*K / 256 exactly. The sm_90 FP64
+//    rung's m16n8k16 (one DMMA.16x8x16) does 16*8*16 = 2048, and its tails run whole tiles
+//    (zero-filled): DMMA = ceil(M/BM) ceil(N/BN) ceil(K/BK) * BM*BN*BK / 2048. wgmma m64nBMk8 is
 //    issued by each of the 4 warps of a warpgroup: per warp 16*BM*8 multiply-adds, so the
 //    warp-level HGMMA count is M*N*K / (128 BM);
 //  - L2 -> SM traffic of the cp.async rungs: each block reads its BM x K panel of A and its K x BN
@@ -43,6 +45,9 @@ const Rung kPipelined{"mma_tf32_pipelined/bm:128/bn:128/bk:32/wm:64/wn:32/stages
                       Precision::fp32, 128, 128};
 const Rung kWgmma{"wgmma_tma/bm:256/bn:128/bk:32/stages:4", Precision::fp32, 256, 128};
 const Rung kFp64{"mma_fp64/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64, 128, 128};
+const Rung kFp64K16{"mma_fp64_m16n8k16/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64,
+                    128, 128};
+constexpr int kFp64K16Bk = 16;
 
 #define MEASURE_OR_SKIP(values, rung, shape)                                   \
   std::string refused_;                                                        \
@@ -82,6 +87,25 @@ TEST(CountersTensor, MmaFp64IssuesOneDmmaPer256MultiplyAdds) {
   expect_count(c->at("dfma_thread_inst"), 0, "mma_fp64: no DFMA on the FP64 pipe");
   REQUIRE_METRIC(c, "tensor_dmma_inst");
   expect_count(c->at("tensor_dmma_inst"), mnk(kWholeTiles) / 256, "mma_fp64 DMMA");
+}
+
+// m16n8k16 DMMAs the tile schedule issues: every block runs every k-tile of its whole tile.
+double dmma_16x8x16_count(const Rung& r, int bk, const GemmShape& s) {
+  const double tiles = std::ceil(double(s.m) / r.bm) * std::ceil(double(s.n) / r.bn) *
+                       std::ceil(double(s.k) / bk);
+  return tiles * double(r.bm) * r.bn * bk / (16 * 8 * 16);
+}
+
+TEST(CountersTensor, MmaFp64M16n8k16IssuesOneDmmaPer2048MultiplyAddsOfWholeTiles) {
+  GEMM_REQUIRE_COUNTERS();
+  // A multiple of every tile edge, then a shape with tails in M, N and K.
+  for (const GemmShape& s : {kWholeTiles, GemmShape{300, 200, 100}}) {
+    MEASURE_OR_SKIP(c, kFp64K16, s);
+    expect_count(c->at("dfma_thread_inst"), 0, "mma_fp64_m16n8k16: no DFMA on the FP64 pipe");
+    REQUIRE_METRIC(c, "tensor_dmma_inst");
+    expect_count(c->at("tensor_dmma_inst"), dmma_16x8x16_count(kFp64K16, kFp64K16Bk, s),
+                 "mma_fp64_m16n8k16 DMMA at " + s.to_string());
+  }
 }
 
 TEST(CountersTensor, WgmmaIssuesOneHgmmaPerWarpPer16BmTimes8MultiplyAdds) {
@@ -128,10 +152,20 @@ TEST(CountersTensor, SwizzledTilesAreReadWithoutBankConflicts) {
   }
 }
 
+// The sm_90 FP64 rung separately: it refuses devices below compute capability 9.0, where the
+// loops above would fail rather than skip.
+TEST(CountersTensor, MmaFp64M16n8k16ReadsPanelsOnceAndWithoutBankConflicts) {
+  GEMM_REQUIRE_COUNTERS();
+  MEASURE_OR_SKIP(c, kFp64K16, kWholeTiles);
+  const double sectors = panel_bytes(kFp64K16, kWholeTiles, 8) / 32;
+  EXPECT_NEAR(c->at("l2_read_sectors"), sectors, 0.01 * sectors);
+  EXPECT_LE(c->at("smem_ld_bank_conflicts"), 0.02 * c->at("smem_ld_wavefronts"));
+}
+
 TEST(CountersTensor, DramReadsLieBetweenCompulsoryAndNoL2Reuse) {
   GEMM_REQUIRE_COUNTERS();
   const GemmShape big{4096, 4096, 4096};
-  for (const Rung& r : {kPipelined, kWgmma, kFp64}) {
+  for (const Rung& r : {kPipelined, kWgmma, kFp64, kFp64K16}) {
     std::string refused;
     const auto c = measure_if_accepted(r.name, r.precision, big, refused);
     if (!c) {
