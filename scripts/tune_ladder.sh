@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The ladder's tuning sweep: runs every `tuning` instance at the tuning sizes and regenerates
-# kernels/ladder/tuned_configs.inc from the results (scripts/tune_ladder.py), then rebuild.
+# The ladder's tuning sweep: runs every `tuning` instance of the `tuned` family (and cuBLAS) at
+# the tuning sizes and regenerates kernels/ladder/tuned_configs.inc from the results
+# (scripts/tune_ladder.py), then rebuild.
 #
 #   scripts/tune_ladder.sh [--from-json FILE] [extra gemm-bench options]
 #
@@ -18,7 +19,12 @@ if [[ "${1:-}" == "--from-json" ]]; then
   shift 2
 else
   [ -x "$bench" ] || { echo "tune_ladder.sh: no $bench: build first (cmake -B build -G Ninja && cmake --build build)" >&2; exit 2; }
-  "$bench" --tags=tuning --sizes="$sizes" --counters=off --end-to-end=off \
+  # The `tuned` family's instances and cuBLAS in one run (pct_of_cublas compares them under the
+  # same clocks); no counters (CUPTI replays each kernel), no end-to-end copies, no other
+  # family's tuning instances. 16 benchmarks per size; at 0.1 s of GPU time each, about
+  # 1-2 minutes for all four sizes on an H100.
+  "$bench" --tags=tuning,reference --benchmark_filter='^gemm/fp(32|64)/(tuned|cublas)/' \
+    --sizes="$sizes" --counters=off --end-to-end=off \
     --benchmark_out="$json" --benchmark_out_format=json "$@"
 fi
 python3 "$root/scripts/tune_ladder.py" "$json" --out "$root/kernels/ladder/tuned_configs.inc"

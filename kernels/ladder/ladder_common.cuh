@@ -79,6 +79,37 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
                  "n"(BYTES));
   }
 }
+// Same, to a shared-memory address (smem_addr) and only where `pred` holds: a predicated
+// instruction, not a branch, so the copies of a k-tile stay in the basic block of the FMAs that
+// hide them. The source is not read where `pred` is false.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_if(std::uint32_t smem, const void* gmem, bool pred) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  if constexpr (BYTES == 16) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+        " @p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(smem),
+        "l"(gmem), "r"(int(pred)));
+  } else {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+        " @p cp.async.ca.shared.global [%0], [%1], %3;\n}\n" ::"r"(smem),
+        "l"(gmem), "r"(int(pred)), "n"(BYTES));
+  }
+}
+// Zero-filling copy to a shared-memory address (see cp_async(smem, gmem, valid)).
+template <int BYTES>
+__device__ __forceinline__ void cp_async_zfill(std::uint32_t smem, const void* gmem, bool valid) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  const int src_bytes = valid ? BYTES : 0;
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
+                 "r"(src_bytes));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(gmem),
+                 "n"(BYTES), "r"(src_bytes));
+  }
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -90,14 +121,25 @@ __device__ __forceinline__ void cp_async_wait() {
 // columns of C). GROUP > 0: blocks launched together walk GROUP rows of tiles column by column,
 // so they share GROUP row panels of A and a few column panels of B in L2 instead of sweeping
 // all of B (the grouped ordering of Triton's matmul tutorial).
-template <int GROUP>
+// REREAD: read the block index again (asm volatile) instead of reusing values read earlier, so
+// a kernel's epilogue keeps no coordinates in registers across its main loop.
+template <int GROUP, bool REREAD = false>
 __device__ __forceinline__ void block_tile_coords(int& tile_m, int& tile_n) {
-  if constexpr (GROUP <= 0) {
-    tile_m = blockIdx.y;
-    tile_n = blockIdx.x;
+  int bx, by, gx, gy;
+  if constexpr (REREAD) {
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(bx));
+    asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(by));
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(gx));
+    asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(gy));
   } else {
-    const int tiles_n = gridDim.x, tiles_m = gridDim.y;
-    const int pid = blockIdx.y * tiles_n + blockIdx.x;
+    bx = blockIdx.x, by = blockIdx.y, gx = gridDim.x, gy = gridDim.y;
+  }
+  if constexpr (GROUP <= 0) {
+    tile_m = by;
+    tile_n = bx;
+  } else {
+    const int tiles_n = gx, tiles_m = gy;
+    const int pid = by * tiles_n + bx;
     const int per_group = GROUP * tiles_n;
     const int group = pid / per_group;
     const int first_m = group * GROUP;
@@ -106,6 +148,13 @@ __device__ __forceinline__ void block_tile_coords(int& tile_m, int& tile_n) {
     tile_m = first_m + in_group % rows;
     tile_n = in_group / rows;
   }
+}
+
+// threadIdx.x read again (see block_tile_coords<GROUP, true>).
+__device__ __forceinline__ int reread_thread_index() {
+  int tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  return tid;
 }
 
 }  // namespace gemm::ladder

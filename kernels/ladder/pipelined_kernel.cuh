@@ -4,6 +4,20 @@
 // __syncthreads per k-tile both publishes the stage that just landed and frees the one that was
 // just consumed. No register staging: the copies go from global to shared memory directly.
 //
+// The main loop is written for issue slots: on CUDA cores every instruction that is not an FMA
+// takes an issue slot from one (FP32: one FFMA per slot at full rate), and a stall on a shared
+// load right after the barrier idles the FMA pipe unless other warps fill it.
+//   - Fragments are double-buffered in registers across k and across k-tiles: the barrier of a
+//     k-tile sits before its last k step, and the first fragments of the next k-tile are loaded
+//     right after it, so their latency hides behind the last k step's FMAs.
+//   - Addresses: the block's k-tile is a 64-bit pointer per operand, advanced once per k-tile;
+//     each thread's copies are 32-bit offsets from it fixed for the whole loop (one IMAD.WIDE per
+//     row of A or B the thread copies; the k and column steps within a row are immediates).
+//     Shared addresses are one stage offset plus compile-time immediates. So a block tile's
+//     offsets must fit in 32 bits: BM * K and BK * N below 2^31 (refused otherwise).
+//   - The copies of the fast path (mode 0) are predicated on "this k-tile exists", not branched
+//     around, so they share a basic block with the FMAs and the scheduler interleaves them.
+//
 // Loads. cp.async copies bytes unchanged, so it cannot transpose a 16-byte piece of A; A is
 // copied element by element (4- or 8-byte cp.async) into its transposed place. The lanes of a
 // warp take KL = 32 bytes / sizeof(T) consecutive k of 32 / KL rows (one full sector per row,
@@ -11,6 +25,7 @@
 // elements apart in the banks and the rows of the warp fill the gaps: conflict-free (FP32: k*4 + m
 // covers the 32 banks; FP64, per half-warp: the 16 doubles cover them). B keeps its layout, and
 // goes in 16-byte pieces when N % V == 0 (modes 0 and 1), or element by element (mode 2).
+// A stage holds its A tile then its B tile, so one offset selects both.
 //
 // MODE 0: no bounds checks (M % BM == 0, N % BN == 0, K % BK == 0): the fast path.
 // MODE 1: any M and K, N % V == 0: out-of-range elements are zero-filled by cp.async, 16-byte
@@ -18,6 +33,8 @@
 // MODE 2: any shape: B copied and C stored element by element, each checked.
 // GROUP > 0 swizzles the block order (block_tile_coords) for L2 reuse.
 #pragma once
+
+#include <climits>
 
 #include "warptile_core.cuh"
 
@@ -29,7 +46,8 @@ struct PipelineLayout {
   static constexpr int KL = 32 / int(sizeof(T));  // lanes per row of A: one 32-byte sector
   static constexpr int A_PITCH = BM + 4;           // elements between k rows of As
   static constexpr int A_STAGE = BK * A_PITCH, B_STAGE = BK * BN;
-  static constexpr std::size_t SMEM_BYTES = std::size_t(STAGES) * (A_STAGE + B_STAGE) * sizeof(T);
+  static constexpr int STAGE = A_STAGE + B_STAGE;  // elements per stage: As then Bs
+  static constexpr std::size_t SMEM_BYTES = std::size_t(STAGES) * STAGE * sizeof(T);
   static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
 };
 
@@ -41,6 +59,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
     pipelined_kernel(const T* A, const T* B, T* C, int M, int N, int K) {
   using L = PipelineLayout<T, BM, BN, BK, WM, WN, TM, TN, STAGES>;
   using Tiling = WarpTiling<T, BM, BN, WM, WN, TM, TN>;
+  using Vec = vec16_t<T>;
   constexpr int V = L::V, KL = L::KL, THREADS = L::THREADS;
   constexpr int A_LOADS = BM * BK / THREADS;  // per thread per k-tile, elements
   constexpr int B_ELEMS = MODE == 2 ? 1 : V;  // elements per B copy
@@ -48,13 +67,14 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   static_assert(STAGES >= 2, "a pipeline has at least two stages");
   static_assert(MODE >= 0 && MODE <= 2, "modes 0, 1, 2");
   static_assert(BK % KL == 0, "a row of the A tile is whole 32-byte sectors");
+  static_assert(BK % 2 == 0, "the next k-tile's first fragments go to register buffer 0");
   static_assert(BM % kPhaseElems<T> == 0, "A_PITCH = BM + 4 is conflict-free when BM fills phases");
   static_assert((BM * BK) % THREADS == 0 && (BK * BN / B_ELEMS) % THREADS == 0,
                 "every thread copies the same number of pieces");
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* const As = reinterpret_cast<T*>(smem_raw);  // STAGES x [BK][A_PITCH]
-  T* const Bs = As + STAGES * L::A_STAGE;         // STAGES x [BK][BN]
+  const T* const smem = reinterpret_cast<const T*>(smem_raw);  // STAGES x {[BK][A_PITCH], [BK][BN]}
+  const std::uint32_t smem_base = smem_addr(smem_raw);
 
   int tile_m, tile_n;
   block_tile_coords<GROUP>(tile_m, tile_n);
@@ -64,7 +84,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
 
   // Each thread's copies: the same tile-relative elements in every k-tile. Copy j of a thread
   // is element tid + j * THREADS; its row and k (A) or row and column (B) are a per-thread base
-  // plus compile-time offsets, so the loop keeps two offsets per operand, not one per copy.
+  // plus compile-time offsets.
   constexpr int A_STEP = THREADS / KL;  // rows of A that one pass of the block covers
   static_assert(THREADS % KL == 0 && (BM % A_STEP == 0 || A_STEP % BM == 0), "A copies tile the rows");
   const int a_m0 = BM % A_STEP == 0 ? tid / KL : (tid / KL) % BM;        // row
@@ -77,61 +97,115 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   auto a_dk = [](int j) { return BM % A_STEP == 0 ? (j * A_STEP) / BM * KL : j * (A_STEP / BM) * KL; };
   auto b_dr = [](int j) { return (j * THREADS) / B_PER_ROW; };
   auto b_dc = [](int j) { return THREADS % B_PER_ROW == 0 ? 0 : (j * THREADS) % B_PER_ROW * B_ELEMS; };
-  const T* const a_src = A + std::int64_t(row0 + a_m0) * K + a_k0;
-  const T* const b_src = B + std::int64_t(b_r0) * N + col0 + b_c0;
 
-  auto load_tile = [&](int stage, int k0) {
-    T* as = As + stage * L::A_STAGE + a_k0 * L::A_PITCH + a_m0;
-    T* bs = Bs + stage * L::B_STAGE + b_r0 * BN + b_c0;
+  // Global: one pointer per operand to the thread's first copy in the current k-tile, advanced
+  // once per k-tile; the other copies sit a block-uniform 32-bit offset away (a multiple of K
+  // or N: uniform registers) plus a compile-time one (an immediate).
+  const T* a_src = A + std::int64_t(row0 + a_m0) * K + a_k0;
+  const T* b_src = B + std::int64_t(b_r0) * N + col0 + b_c0;
+  const std::int64_t b_step = std::int64_t(BK) * N;
+  // Shared: byte offsets of the thread's first A and B copy within a stage.
+  const std::uint32_t a_dst = smem_base + (a_k0 * L::A_PITCH + a_m0) * sizeof(T);
+  const std::uint32_t b_dst = smem_base + (L::A_STAGE + b_r0 * BN + b_c0) * sizeof(T);
+
+  // Copies k-tile `kt` (where a_src and b_src point) into the stage at element offset
+  // `stage`. Tiles past the end: mode 0 skips them (predicate), modes 1-2 zero-fill them.
+  auto load_tile = [&](int stage, int kt) {
+    const int k0 = kt * BK;
+    const bool exists = kt < k_tiles;
 #pragma unroll
     for (int j = 0; j < A_LOADS; ++j) {
-      const T* src = a_src + std::int64_t(a_dm(j)) * K + (k0 + a_dk(j));
-      T* dst = as + a_dk(j) * L::A_PITCH + a_dm(j);
+      const T* src = a_src + a_dm(j) * K + a_dk(j);
+      const std::uint32_t dst = a_dst + (stage + a_dk(j) * L::A_PITCH + a_dm(j)) * sizeof(T);
       if constexpr (MODE == 0) {
-        cp_async<sizeof(T)>(dst, src);
+        cp_async_if<sizeof(T)>(dst, src, exists);
       } else {
         const bool ok = row0 + a_m0 + a_dm(j) < M && k0 + a_k0 + a_dk(j) < K;
-        cp_async<sizeof(T)>(dst, ok ? src : A, ok);
+        cp_async_zfill<sizeof(T)>(dst, ok ? src : A, ok);
       }
     }
 #pragma unroll
     for (int j = 0; j < B_LOADS; ++j) {
-      const T* src = b_src + std::int64_t(k0 + b_dr(j)) * N + b_dc(j);
-      T* dst = bs + b_dr(j) * BN + b_dc(j);
+      const T* src = b_src + b_dr(j) * N + b_dc(j);
+      const std::uint32_t dst = b_dst + (stage + b_dr(j) * BN + b_dc(j)) * sizeof(T);
       if constexpr (MODE == 0) {
-        cp_async<B_ELEMS * sizeof(T)>(dst, src);
+        cp_async_if<B_ELEMS * sizeof(T)>(dst, src, exists);
       } else {
         // mode 1: N % V == 0, so a 16-byte piece is all in or all out
         const bool ok = k0 + b_r0 + b_dr(j) < K && col0 + b_c0 + b_dc(j) < N;
-        cp_async<B_ELEMS * sizeof(T)>(dst, ok ? src : B, ok);
+        cp_async_zfill<B_ELEMS * sizeof(T)>(dst, ok ? src : B, ok);
       }
     }
+    a_src += BK;
+    b_src += b_step;
   };
 
   const Tiling t;
   T acc[TM][TN] = {};
+  T frag_a[2][TM], frag_b[2][TN];
+  // Fragments of k step k of the stage at element offset `stage` into register buffer `buf`.
+  auto load_fragments = [&](int buf, int stage, int k) {
+    const T* as = smem + stage + k * L::A_PITCH;
+    const T* bs = smem + stage + L::A_STAGE + k * BN;
+#pragma unroll
+    for (int i = 0; i < TM / V; ++i) {
+      const Vec a = load_vec(as + t.row(i));
+#pragma unroll
+      for (int e = 0; e < V; ++e) frag_a[buf][i * V + e] = vec_at(a, e);
+    }
+#pragma unroll
+    for (int j = 0; j < TN / V; ++j) {
+      const Vec b = load_vec(bs + t.col(j));
+#pragma unroll
+      for (int e = 0; e < V; ++e) frag_b[buf][j * V + e] = vec_at(b, e);
+    }
+  };
+  auto next_stage = [](int stage) {
+    return stage + L::STAGE == STAGES * L::STAGE ? 0 : stage + L::STAGE;
+  };
 
-  // Prologue: STAGES - 1 k-tiles in flight. Empty groups keep the wait counts uniform.
+  // Prologue: STAGES - 1 k-tiles in flight (a missing one is an empty group: the wait counts
+  // stay uniform), the first one landed, and its first fragments loaded.
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_tile(s, s * BK);
+    load_tile(s * L::STAGE, s);
     cp_async_commit();
   }
-  int read_stage = 0, write_stage = STAGES - 1;
+  cp_async_wait<STAGES - 2>();
+  __syncthreads();
+  load_fragments(0, 0, 0);
+
+  int read_stage = 0;                          // k-tile kt
+  int write_stage = (STAGES - 1) * L::STAGE;   // k-tile kt + STAGES - 1: where kt - 1 was
   for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<STAGES - 2>();  // k-tile kt has landed (for this thread's copies)...
-    __syncthreads();              // ...for every thread's; and stage kt-1 is free again
-    const int next = kt + STAGES - 1;
-    if (next < k_tiles) load_tile(write_stage, next * BK);
+    // Every thread's last reads of k-tile kt - 1 came before the previous barrier.
+    load_tile(write_stage, kt + STAGES - 1);
     cp_async_commit();
-    warp_tile_k_tile<T, BK, TM, TN>(
-        As + read_stage * L::A_STAGE, Bs + read_stage * L::B_STAGE, t, acc,
-        [](int k) { return k * L::A_PITCH; }, [](int k) { return k * BN; });
-    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+    const int following_stage = next_stage(read_stage);
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      if (k + 1 < BK) {
+        load_fragments((k + 1) % 2, read_stage, k + 1);
+      } else {
+        cp_async_wait<STAGES - 2>();  // k-tile kt + 1 has landed (for this thread's copies)...
+        __syncthreads();              // ...for every thread's; and nobody reads k-tile kt again
+        load_fragments(0, following_stage, 0);
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += frag_a[k % 2][i] * frag_b[k % 2][j];
+    }
+    write_stage = read_stage;
+    read_stage = following_stage;
   }
   cp_async_wait<0>();
-  store_tile<T, TM, TN, MODE != 0, MODE != 2>(C, M, N, row0, col0, t, acc);
+  // The epilogue's coordinates are computed again rather than held in registers across the loop
+  // (where the accumulators and both fragment buffers leave little room).
+  int out_m, out_n;
+  block_tile_coords<GROUP, true>(out_m, out_n);
+  const Tiling out(reread_thread_index());
+  store_tile<T, TM, TN, MODE != 0, MODE != 2>(C, M, N, out_m * BM, out_n * BN, out, acc);
 }
 
 }  // namespace gemm::ladder
@@ -150,6 +224,19 @@ std::optional<std::string> pipelined_mode_reason(int mode, const GemmShape& s) {
   if (mode == 1 && s.n % V)
     return "N % " + std::to_string(V) + " != 0: 16-byte copies of B and stores of C need N a multiple of " +
            std::to_string(V);
+  return std::nullopt;
+}
+
+// Why the kernel cannot take a shape in any mode: a thread's copy offsets within a block tile are
+// 32-bit (BM rows of A, BK rows of B).
+template <int BM, int BK>
+std::optional<std::string> pipelined_offsets_reason(const GemmShape& s) {
+  if (std::int64_t(BM) * s.k > INT_MAX)
+    return "K > " + std::to_string(INT_MAX / BM) + ": the copy offsets within a " +
+           std::to_string(BM) + "-row tile of A are 32-bit";
+  if (std::int64_t(BK) * s.n > INT_MAX)
+    return "N > " + std::to_string(INT_MAX / BK) + ": the copy offsets within a " +
+           std::to_string(BK) + "-row tile of B are 32-bit";
   return std::nullopt;
 }
 
@@ -217,6 +304,7 @@ Variant pipelined_variant(const char* family) {
   };
   v.can_implement = [](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
     if (auto why = needs_sm80(d)) return why;
+    if (auto why = pipelined_offsets_reason<BM, BK>(s)) return why;
     if (ONLY >= 0) return pipelined_mode_reason<T, BM, BN, BK>(ONLY, s);
     return std::nullopt;
   };

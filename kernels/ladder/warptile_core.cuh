@@ -26,8 +26,9 @@ struct WarpTiling {
   static_assert(THREADS <= 1024, "at most 1024 threads");
 
   int warp_m, warp_n, lane_m, lane_n;  // the thread's place in the block and in its warp
-  __device__ __forceinline__ WarpTiling() {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __device__ __forceinline__ WarpTiling() : WarpTiling(threadIdx.x) {}
+  __device__ __forceinline__ explicit WarpTiling(int tid) {
+    const int warp = tid / 32, lane = tid % 32;
     warp_m = warp / WARPS_N;
     warp_n = warp % WARPS_N;
     lane_m = lane / LN;  // consecutive lanes walk N: B reads are consecutive chunks
