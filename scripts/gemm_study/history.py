@@ -5,6 +5,7 @@ verdict other than SAME are marked, and a markdown summary names the first revis
 regression (SLOWER, FAILED, or a worse exact count)."""
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -57,10 +58,17 @@ def load_history(paths, order_by="args"):
     out, seen = [], {}
     for path, ctx, benches in runs:
         revision = str(ctx.get("git_revision", "unknown"))
-        label = revision[:12] if revision not in ("", "unknown") else Path(path).stem
+        label = revision_label(revision) if revision not in ("", "unknown") else Path(path).stem
         seen[label] = seen.get(label, 0) + 1
         out.append((label if seen[label] == 1 else f"{label} ({seen[label]})", Path(path), ctx, benches))
     return out
+
+
+def revision_label(revision):
+    """A commit hash shortened to 12 characters, with what follows the hash kept: a build of a
+    patched tree ("<hash>+unpadded", "<hash>-dirty") must not take its base revision's label."""
+    match = re.match(r"([0-9a-f]{12})[0-9a-f]*(.*)$", revision)
+    return match.group(1) + match.group(2) if match else revision
 
 
 def _band(values):

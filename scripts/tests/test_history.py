@@ -172,3 +172,11 @@ def test_context_mismatch_names_both_files(tmp_path, runs, capsys):
     runs[2].write_text(json.dumps(data))
     err = bad(capsys, *runs, "--out", tmp_path / "out")
     assert "02_r2.json and " in err and "03_r3.json: the runs were not made in the same context" in err
+
+
+def test_revision_label_keeps_what_follows_the_hash():
+    from gemm_study.history import revision_label
+    assert revision_label("50cbe9466b08aa11") == "50cbe9466b08"
+    assert revision_label("50cbe9466b08+unpadded") == "50cbe9466b08+unpadded"
+    assert revision_label("c933aeef88c0aaaa-dirty") == "c933aeef88c0-dirty"
+    assert revision_label("v1.2") == "v1.2"

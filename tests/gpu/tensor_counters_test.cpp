@@ -8,7 +8,8 @@
 //    issued by each of the 4 warps of a warpgroup: per warp 16*BM*8 multiply-adds, so the
 //    warp-level HGMMA count is M*N*K / (128 BM);
 //  - L2 -> SM traffic of the cp.async rungs: each block reads its BM x K panel of A and its K x BN
-//    panel of B once, in whole 32-byte sectors (rows are multiples of 32 bytes at these shapes);
+//    panel of B at most once, in whole 32-byte sectors (rows are multiples of 32 bytes at these
+//    shapes), and A and B at least once;
 //  - TMA: the wgmma rung issues no global load instruction at all (its tiles come by TMA);
 //  - DRAM reads at a large shape lie between the compulsory A + B (less one L2's worth) and the
 //    schedule's panel traffic with no L2 reuse at all.
@@ -65,6 +66,19 @@ double mnk(const GemmShape& s) { return double(s.m) * double(s.n) * double(s.k);
 double panel_bytes(const Rung& r, const GemmShape& s, int elem) {
   const double blocks = std::ceil(double(s.m) / r.bm) * std::ceil(double(s.n) / r.bn);
   return blocks * double(r.bm + r.bn) * double(s.k) * elem;
+}
+
+// L2 -> SM read sectors of a cp.async rung: at most its blocks' panels, each read once (a tile
+// loaded twice, or a stage refilled before it was consumed, goes above), at least the
+// compulsory A and B. Not exactly the panels: blocks of one block row (column) request the same
+// A (B) sectors at nearly the same time, and the L2's request coalescer merges such requests
+// before they are counted (measured on an H100 at 512^3, 16 blocks on 16 SMs: 75% of the
+// panels). The stores of C reach L2 as writes and are not in this count.
+void expect_panel_reads(const CounterValues& c, const Rung& r, const GemmShape& s, int elem) {
+  const double panels = panel_bytes(r, s, elem) / 32;
+  const double compulsory = (double(s.m) * s.k + double(s.k) * s.n) * elem / 32;
+  EXPECT_LE(c.at("l2_read_sectors"), 1.01 * panels) << r.name << ": a panel was read twice";
+  EXPECT_GE(c.at("l2_read_sectors"), compulsory) << r.name << ": less than A and B once";
 }
 
 // --- tensor instructions -------------------------------------------------------------------
@@ -126,17 +140,13 @@ TEST(CountersTensor, WgmmaTilesComeByTmaNotByLoadInstructions) {
   EXPECT_GT(c->at("gst_requests"), 0);
 }
 
-TEST(CountersTensor, CpAsyncRungsReadEachPanelOnceFromL2) {
+TEST(CountersTensor, CpAsyncRungsReadEachPanelAtMostOnceFromL2) {
   GEMM_REQUIRE_COUNTERS();
   for (const Rung& r : {kPipelined, kFp64}) {
     std::string refused;
     const auto c = measure_if_accepted(r.name, r.precision, kWholeTiles, refused);
     ASSERT_TRUE(c.has_value()) << refused;
-    const int elem = r.precision == Precision::fp32 ? 4 : 8;
-    const double sectors = panel_bytes(r, kWholeTiles, elem) / 32;
-    // The stores of C also reach L2 but as writes; reads are the panels alone. A 1% band leaves
-    // room for nothing but stray sectors (the count is otherwise exact: .cg copies skip L1).
-    EXPECT_NEAR(c->at("l2_read_sectors"), sectors, 0.01 * sectors) << r.name;
+    expect_panel_reads(*c, r, kWholeTiles, r.precision == Precision::fp32 ? 4 : 8);
   }
 }
 
@@ -154,11 +164,10 @@ TEST(CountersTensor, SwizzledTilesAreReadWithoutBankConflicts) {
 
 // The sm_90 FP64 rung separately: it refuses devices below compute capability 9.0, where the
 // loops above would fail rather than skip.
-TEST(CountersTensor, MmaFp64M16n8k16ReadsPanelsOnceAndWithoutBankConflicts) {
+TEST(CountersTensor, MmaFp64M16n8k16ReadsPanelsAtMostOnceAndWithoutBankConflicts) {
   GEMM_REQUIRE_COUNTERS();
   MEASURE_OR_SKIP(c, kFp64K16, kWholeTiles);
-  const double sectors = panel_bytes(kFp64K16, kWholeTiles, 8) / 32;
-  EXPECT_NEAR(c->at("l2_read_sectors"), sectors, 0.01 * sectors);
+  expect_panel_reads(*c, kFp64K16, kWholeTiles, 8);
   EXPECT_LE(c->at("smem_ld_bank_conflicts"), 0.02 * c->at("smem_ld_wavefronts"));
 }
 
