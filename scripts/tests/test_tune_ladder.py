@@ -44,7 +44,7 @@ def test_bad_inputs_and_an_unwritable_output_are_one_line_exit_2(tmp_path, capsy
         path = tmp_path / name
         path.write_text(text)
         assert tune.main([str(path), "--dry-run"]) == 2, name
-    good = Path(__file__).resolve().parents[2] / "reports/h100-80gb-hbm3/tuning/tune_4096.json"
+    good = Path(__file__).resolve().parents[2] / "reports/h100-80gb-hbm3/tuning/tune_ladder.json"
     assert tune.main([str(good), "--out", str(tmp_path / "missing" / "x.inc")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "cannot write" in err

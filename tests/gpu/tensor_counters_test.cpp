@@ -46,9 +46,9 @@ const Rung kPipelined{"mma_tf32_pipelined/bm:128/bn:128/bk:32/wm:64/wn:32/stages
                       Precision::fp32, 128, 128};
 const Rung kWgmma{"wgmma_tma/bm:256/bn:128/bk:32/stages:4", Precision::fp32, 256, 128};
 const Rung kFp64{"mma_fp64/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64, 128, 128};
-const Rung kFp64K16{"mma_fp64_m16n8k16/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64,
+const Rung kFp64K16{"mma_fp64_m16n8k16/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3", Precision::fp64,
                     128, 128};
-constexpr int kFp64K16Bk = 16;
+constexpr int kFp64K16Bk = 32;
 
 #define MEASURE_OR_SKIP(values, rung, shape)                                   \
   std::string refused_;                                                        \
