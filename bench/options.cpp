@@ -282,6 +282,11 @@ bool selects_tags(const Options& o, const std::vector<std::string>& variant_tags
     return std::find(variant_tags.begin(), variant_tags.end(), t) != variant_tags.end();
   };
   if (o.tags.empty()) return !has(tag::tuning);
+  auto named = [&](const std::string& tag) {
+    return std::find(o.tags.begin(), o.tags.end(), tag) != o.tags.end();
+  };
+  // Sweep instances carry their rung's tag too; --tags=ladder means the rungs, not the sweep.
+  if (has(tag::tuning) && !named(tag::tuning) && !named("all")) return false;
   for (const auto& t : o.tags)
     if (t == "all" || has(t)) return true;
   return false;
@@ -338,7 +343,8 @@ Options (before or among the --benchmark_* flags):
   --uncapped                lift the caps on slow variants (below)
   --cpu-only                run only the serial CPU baseline (machines without a GPU)
   --tags=a,b                run the variants with any of these tags (default: all but
-                            "tuning"; "all": every variant); see the tags below
+                            "tuning", whose instances run only when "tuning" or "all" is
+                            named); see the tags below
   --list                    list the benchmarks with their tags, and the skipped ones, then exit
   --benchmark_filter=REGEX  Google Benchmark's own flags pass through
 

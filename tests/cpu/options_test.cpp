@@ -69,6 +69,9 @@ TEST(Options, TagsSelectVariantsWithAnyOfThem) {
   const Options all = parse({"--tags=all"});
   EXPECT_TRUE(selects_tags(all, {"ladder", "tuning"}));
   EXPECT_TRUE(selects_tags(parse({"--tags=tuning"}), {"ladder", "tuning"}));
+  EXPECT_FALSE(selects_tags(parse({"--tags=ladder"}), {"ladder", "tuning"}))
+      << "a rung's tag selects the rung, not its sweep instances";
+  EXPECT_TRUE(selects_tags(parse({"--tags=ladder,tuning"}), {"ladder", "tuning"}));
 }
 
 TEST(Options, UnknownTagIsRefusedWithTheKnownOnes) {
