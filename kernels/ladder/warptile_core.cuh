@@ -7,13 +7,20 @@
 //      each quarter-warp reads 8 distinct bank groups: conflict-free without padding.
 // A warp's shared reads stay within a WM- and a WN-element window of each k row, and each
 // thread does TM * TN FMAs per (TM + TN) / V shared loads.
+//
+// PAIRED lanes (the pipelined kernel's FP64 instances): shared memory returns 128 bytes (one
+// register of the warp) per cycle, so an LDS.128 takes 4 cycles, or 2 when every pair of lanes
+// (n, n ^ 1) or every pair (n, n ^ 2) reads one address (the return is packed). Row-major lanes
+// give that to A only (lanes n and n ^ 1 share lane_m); PAIRED puts lane bit 0 on M and the next
+// log2(LN) bits on N, so A's address ignores bit 1 (pairs n, n ^ 2) and B's ignores bit 0 (pairs
+// n, n ^ 1): both take 2 cycles. A 16-lane request still reads consecutive 16-byte chunks.
 #pragma once
 
 #include "ladder_common.cuh"
 
 namespace gemm::ladder {
 
-template <typename T, int BM, int BN, int WM, int WN, int TM, int TN>
+template <typename T, int BM, int BN, int WM, int WN, int TM, int TN, bool PAIRED = false>
 struct WarpTiling {
   static constexpr int V = kVec<T>;
   static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
@@ -24,6 +31,7 @@ struct WarpTiling {
   static_assert(TM % V == 0 && TN % V == 0, "thread tiles are whole 16-byte chunks");
   static_assert(LM * LN == 32, "a warp tile holds exactly 32 thread tiles");
   static_assert(THREADS <= 1024, "at most 1024 threads");
+  static_assert(!PAIRED || (LM >= 2 && LN >= 2), "paired lanes need two lanes along M and N");
 
   int warp_m, warp_n, lane_m, lane_n;  // the thread's place in the block and in its warp
   __device__ __forceinline__ WarpTiling() : WarpTiling(threadIdx.x) {}
@@ -31,8 +39,13 @@ struct WarpTiling {
     const int warp = tid / 32, lane = tid % 32;
     warp_m = warp / WARPS_N;
     warp_n = warp % WARPS_N;
-    lane_m = lane / LN;  // consecutive lanes walk N: B reads are consecutive chunks
-    lane_n = lane % LN;
+    if constexpr (PAIRED) {
+      lane_m = (lane & 1) | (lane >> 1) / LN * 2;
+      lane_n = (lane >> 1) % LN;
+    } else {
+      lane_m = lane / LN;  // consecutive lanes walk N: B reads are consecutive chunks
+      lane_n = lane % LN;
+    }
   }
   // Tile-relative row of the thread's chunk i (0 <= i < TM / V) and column of chunk j.
   __device__ __forceinline__ int row(int i) const { return warp_m * WM + i * LM * V + lane_m * V; }
