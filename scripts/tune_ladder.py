@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Picks the fastest tuning instance of the ladder's `tuned` family per precision and problem size
-from a gemm-bench JSON, and writes them as kernels/ladder/tuned_configs.inc.
+from gemm-bench JSON files, and writes them as kernels/ladder/tuned_configs.inc.
 
-  tune_ladder.py RESULTS.json [--out kernels/ladder/tuned_configs.inc] [--dry-run]
+  tune_ladder.py RESULTS.json [MORE.json ...] [--out kernels/ladder/tuned_configs.inc] [--dry-run]
+
+With several files, a (precision, size) measured in a later file replaces the earlier files' results
+for it (e.g. a re-sweep of FP64 after a change to its kernel on top of a full sweep).
 
 Only benchmarks of family `tuned` tagged `tuning` count; failed ones are ignored (a configuration
 that fails or is refused at a size cannot win there). With repetitions, a configuration's speed is
@@ -100,20 +103,26 @@ def render(wins, source):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", type=Path)
+    ap.add_argument("results", type=Path, nargs="+")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--dry-run", action="store_true", help="print the file instead of writing it")
     args = ap.parse_args(argv)
-    try:
-        results = json.loads(args.results.read_text())
-        if not isinstance(results, dict):
-            raise ValueError("not a gemm-bench results file (no top-level object)")
-        wins = winners(collect(results))
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
-        print(f"tune_ladder: {args.results}: {e}", file=sys.stderr)
-        return 2
+    speeds, sources = {}, []
+    for path in args.results:
+        try:
+            results = json.loads(path.read_text())
+            if not isinstance(results, dict):
+                raise ValueError("not a gemm-bench results file (no top-level object)")
+            speeds.update(collect(results))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+            print(f"tune_ladder: {path}: {e}", file=sys.stderr)
+            return 2
+        ctx = results.get("context", {})
+        sources.append(f"{path.name}, {ctx.get('gpu_name', 'unknown GPU')}, {ctx.get('date', '')}".strip(", "))
+    wins = winners(speeds)
+    shown = " ".join(str(p) for p in args.results)
     if not wins:
-        print(f"tune_ladder: {args.results} has no successful `tuned` tuning benchmarks "
+        print(f"tune_ladder: {shown} has no successful `tuned` tuning benchmarks "
               "(run gemm-bench --tags=tuning)", file=sys.stderr)
         return 2
     missing = {CTYPE[p] for p in CTYPE} - {CTYPE[w[0]] for w in wins}
@@ -121,9 +130,7 @@ def main(argv=None):
         print(f"tune_ladder: no results for {', '.join(sorted(missing))}: the tuned rung needs "
               "both precisions", file=sys.stderr)
         return 2
-    ctx = results.get("context", {})
-    source = f"{args.results.name}, {ctx.get('gpu_name', 'unknown GPU')}, {ctx.get('date', '')}".strip(", ")
-    text = render(wins, source)
+    text = render(wins, "; ".join(sources))
     if args.dry_run:
         sys.stdout.write(text)
     else:

@@ -48,3 +48,30 @@ def test_bad_inputs_and_an_unwritable_output_are_one_line_exit_2(tmp_path, capsy
     assert tune.main([str(good), "--out", str(tmp_path / "missing" / "x.inc")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "cannot write" in err
+
+
+def _results(tmp_path, name, rows):
+    """A gemm-bench-like JSON with one tuning benchmark per (precision, bm, gflops)."""
+    import json
+    benches = []
+    for precision, bm, gflops in rows:
+        p = dict(zip(tune.KEYS, params(bm, 128)))
+        benches.append({"name": f"gemm/{precision}/tuned/bm:{bm}", "gflops": gflops,
+                        "variant": {"family": "tuned", "tags": ["ladder", "tuning"], "precision": precision,
+                                    "params": p, "shape": {"m": 4096, "n": 4096, "k": 4096}}})
+    path = tmp_path / name
+    path.write_text(json.dumps({"context": {"gpu_name": "G", "date": name}, "benchmarks": benches}))
+    return path
+
+
+def test_a_later_file_replaces_the_sizes_it_measured(tmp_path):
+    full = _results(tmp_path, "full.json", [("fp32", 128, 45000.0), ("fp64", 128, 22000.0), ("fp64", 64, 21000.0)])
+    fp64 = _results(tmp_path, "fp64.json", [("fp64", 64, 23000.0), ("fp64", 128, 22500.0)])
+    out = tmp_path / "configs.inc"
+    assert tune.main([str(full), str(fp64), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "LADDER_TUNED(float, 4096, 128," in text          # kept from the full sweep
+    assert "LADDER_TUNED(double, 4096, 64," in text          # the re-sweep's winner
+    assert "full.json" in text and "fp64.json" in text       # both named as the source
+    assert tune.main([str(fp64), str(full), "--out", str(out)]) == 0
+    assert "LADDER_TUNED(double, 4096, 128," in out.read_text()  # order decides
