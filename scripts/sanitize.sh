@@ -30,7 +30,7 @@ for tool in "${tools[@]}"; do
   # racecheck also reports hazards it can only suspect (warnings); --racecheck-report all lists them.
   extra=(); [ "$tool" = racecheck ] && extra=(--racecheck-report all)
   "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 3 --print-limit 20 \
-    "$tests" --gtest_filter="$filter" --gtest_brief=1 >"$log" 2>&1
+    "$tests" --gtest_filter="$filter" >"$log" 2>&1
   rc=$?
   passed=$(grep -m1 -o '\[  PASSED  \] [0-9]* test' "$log" | grep -o '[0-9]*' || echo 0)
   skipped=$(grep -m1 -o '\[  SKIPPED \] [0-9]* test' "$log" | grep -o '[0-9]*' || echo 0)
