@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -53,6 +54,7 @@ struct BenchCase {
   const Variant* variant = nullptr;
   GemmShape shape;
   bool end_to_end = false;
+  bool counters_capped = false;  // above the variant's counters_max_work: no hardware counters
   std::string range;  // NVTX range name
   std::shared_ptr<CaseState> state = std::make_shared<CaseState>();
 };
@@ -142,17 +144,18 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
   if (!cs.counters_done && v.backend != Backend::cpu && !c.end_to_end) {
     cs.counters_done = true;
     if (ctx.device) cs.counters = launch_facts(v, c.shape, ctx.device->limits);
-    if (ctx.counters.available()) {
+    if (ctx.counters.available() && !c.counters_capped) {
       StageTimer stage{cs.counters_s};
       NvtxRange range{kCountersRange};
       const Operands ops = operands(ws, false);
-      // Counters see the cache state the timing saw: warm after the timed launches (each
-      // pass runs right after the previous one), or flushed before every pass (--flush-l2).
+      // Counters see the cache state the timing saw: warm (the cache-state metrics' pass runs
+      // the launch once before the measured one), or flushed before every pass (--flush-l2).
       std::function<void()> before_each_pass;
       if (ctx.options.flush_l2) before_each_pass = [&] { flush_l2(ctx.stream); };
+      const bool warm_up = !ctx.options.flush_l2;
       try {
         CounterValues measured =
-            ctx.counters.collect([&] { v.run(ops, ctx.stream); }, before_each_pass);
+            ctx.counters.collect([&] { v.run(ops, ctx.stream); }, before_each_pass, warm_up);
         cs.counters.insert(measured.begin(), measured.end());
       } catch (const CountersUnavailable&) {
         // Reported once by the collector; this benchmark goes on without counters.
@@ -162,6 +165,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
   }
   const bool have_hw = cs.counters.count("gld_requests") > 0;
   state.counters["counters_available"] = have_hw ? 1 : 0;
+  if (c.counters_capped) state.counters["counters_capped"] = 1;
   for (const auto& [name, value] : cs.counters) state.counters[name] = value;
 }
 
@@ -296,6 +300,15 @@ Registration register_study(const StudyContext& ctx) {
     c.shape = s;
     c.end_to_end = end_to_end;
     c.range = nvtx_range_name(name);
+    const double counters_cap =
+        o.counters_cap_edge ? std::pow(double(*o.counters_cap_edge), 3) : v.counters_max_work;
+    if (!o.uncapped && !end_to_end && v.counters_max_work > 0 && s.work() > counters_cap) {
+      c.counters_capped = true;
+      std::ostringstream why;
+      why << "counters capped: " << v.family << " collects counters only up to M*N*K = "
+          << counters_cap << " (--counters-cap sets it, --uncapped lifts it)";
+      reg.counters_capped.push_back({name, why.str(), v.family});
+    }
     auto* b = benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& st) {
       run_case(st, c);
     });

@@ -39,6 +39,8 @@ struct Registered {
 struct Registration {
   std::vector<Registered> registered;
   std::vector<Skipped> skipped;
+  // Registered benchmarks timed without hardware counters: above their family's counter cap.
+  std::vector<Skipped> counters_capped;
 };
 
 // Registers one benchmark per variant x precision x shape that the options select (tags,

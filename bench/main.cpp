@@ -74,6 +74,7 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   benchmark::AddCustomContext("git_revision", GEMM_GIT_REVISION);
   benchmark::AddCustomContext("gemm_build_type", GEMM_BUILD_TYPE);
   benchmark::AddCustomContext("skipped", skipped_json(reg.skipped));
+  benchmark::AddCustomContext("counters_capped", skipped_json(reg.counters_capped));
 }
 
 // Refusals that the filter selects, one line each; caps, one line per family.
@@ -88,6 +89,12 @@ void print_skipped(const gemm::Registration& reg, const std::string& filter) {
   }
   for (const auto& [family, count] : capped)
     std::fprintf(stderr, "capped: %d %s benchmark(s) above the default sweep's limit "
+                 "(--uncapped lifts it; --help lists the caps)\n", count, family.c_str());
+  std::map<std::string, int> no_counters;
+  for (const auto& s : reg.counters_capped)
+    if (gemm::filter_selects(s.benchmark, filter)) ++no_counters[s.capped_family];
+  for (const auto& [family, count] : no_counters)
+    std::fprintf(stderr, "counters capped: %d %s benchmark(s) timed without hardware counters "
                  "(--uncapped lifts it; --help lists the caps)\n", count, family.c_str());
 }
 

@@ -158,6 +158,8 @@ const std::vector<Flag>& flags() {
       {"--ncu-command", true, [](Options& o, const std::string& v) { o.ncu_command_for = v; }},
       {"--profile", false, [](Options& o, const std::string&) { o.profile = true; }},
       {"--uncapped", false, [](Options& o, const std::string&) { o.uncapped = true; }},
+      {"--counters-cap", true,
+       [](Options& o, const std::string& v) { o.counters_cap_edge = parse_positive(v, "--counters-cap"); }},
       {"--cpu-only", false, [](Options& o, const std::string&) { o.cpu_only = true; }},
       {"--flush-l2", false, [](Options& o, const std::string&) { o.flush_l2 = true; }},
       {"--list", false, [](Options& o, const std::string&) { o.list = true; }},
@@ -177,6 +179,8 @@ void check_consistency(const Options& o) {
   if (o.precisions.empty()) throw OptionError("no precisions to run");
   if (!o.counters && !o.extra_metrics.empty())
     throw OptionError("--metrics with --counters=off: no counters would be collected");
+  if (o.uncapped && o.counters_cap_edge)
+    throw OptionError("--counters-cap with --uncapped: --uncapped lifts the counter caps");
   if (o.profile && !o.extra_metrics.empty())
     throw OptionError("--metrics with --profile: --profile leaves the counters to ncu");
 }
@@ -315,6 +319,22 @@ std::string caps_text() {
     const double edge = std::cbrt(v.default_max_work);
     out << "  " << v.family << ": M*N*K <= " << edge << "^3\n";
   }
+  // Counter caps are one line: they are set for the write-ups' kernels as a group.
+  std::vector<std::string> counter_capped;
+  double counter_edge = 0;
+  for (const auto& v : all_variants()) {
+    if (v.counters_max_work <= 0 || v.precision != Precision::fp32) continue;
+    if (std::find(counter_capped.begin(), counter_capped.end(), v.family) != counter_capped.end())
+      continue;
+    counter_capped.push_back(v.family);
+    counter_edge = std::max(counter_edge, std::cbrt(v.counters_max_work));
+  }
+  if (!counter_capped.empty()) {
+    out << "  hardware counters only up to M*N*K <= " << counter_edge << "^3 (--counters-cap "
+        << "sets the edge; above it: timed, counters_available = 0, counters_capped = 1) for";
+    for (const auto& f : counter_capped) out << " " << f;
+    out << "\n";
+  }
   return out.str();
 }
 
@@ -340,7 +360,8 @@ Options (before or among the --benchmark_* flags):
   --flush-l2                flush L2 before every timed iteration (default: warm L2)
   --min-time=SECONDS        GPU time per benchmark (default 0.1)
   --seed=N                  seed of the random inputs (default: fresh each run)
-  --uncapped                lift the caps on slow variants (below)
+  --uncapped                lift the caps on slow variants and on their counters (below)
+  --counters-cap=N          counters of the counter-capped variants (below) up to N^3
   --cpu-only                run only the serial CPU baseline (machines without a GPU)
   --tags=a,b                run the variants with any of these tags (default: all but
                             "tuning", whose instances run only when "tuning" or "all" is

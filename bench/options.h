@@ -22,6 +22,7 @@ struct Options {
   std::vector<std::string> extra_metrics;           // --metrics=a,b (raw CUPTI names)
   bool profile = false;                             // --profile: one launch each, no CUPTI
   bool uncapped = false;                            // --uncapped: lift the slow-variant caps
+  std::optional<std::int64_t> counters_cap_edge;    // --counters-cap=N: counter caps at N^3
   bool cpu_only = false;                            // --cpu-only: the serial CPU baseline only
   bool flush_l2 = false;                            // --flush-l2: cold-L2 timing
   bool end_to_end = true;                           // --end-to-end=on|off

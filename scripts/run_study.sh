@@ -6,12 +6,14 @@
 # the committed GPU results.
 #
 # Usage: scripts/run_study.sh [--quick] [OUTPUT_ROOT]        (default OUTPUT_ROOT: reports)
-#   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, cross-check on 2 benchmarks
+#   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, the write-ups' kernels'
+#             counters at 1024 only, cross-check on 2 benchmarks
 #
 # Settings (environment; defaults fit the study in 300 s on an H100 from a built tree):
 #   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64   STUDY_MIN_TIME=0.05 (seconds)
 #   STUDY_END_TO_END=on              STUDY_CROSSCHECK_SHAPE=1024x1024x1024
 #   STUDY_CROSSCHECK_LIMIT=0 (0: every benchmark tagged crosscheck)   BUILD_DIR=build
+#   STUDY_COUNTERS_CAP (gemm-bench --counters-cap; default: gemm-bench's, 2048)
 #   GEMM_GIT_REVISION names the revision where the tree is not a git checkout.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +33,9 @@ done
 if [ $quick = 1 ]; then
   sizes=${STUDY_SIZES:-1024,2048}; precisions=${STUDY_PRECISIONS:-fp32}
   end_to_end=${STUDY_END_TO_END:-off}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-2}
+  counters_cap=${STUDY_COUNTERS_CAP:-1024}
 else
+  counters_cap=${STUDY_COUNTERS_CAP:-}
   sizes=${STUDY_SIZES:-512,1024,2048,4096}; precisions=${STUDY_PRECISIONS:-fp32,fp64}
   end_to_end=${STUDY_END_TO_END:-on}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-0}
 fi
@@ -69,7 +73,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 
 work=$(mktemp -d)
-options=(--sizes="$sizes" --precisions="$precisions" --min-time="$min_time" --end-to-end="$end_to_end")
+options=(--sizes="$sizes" --precisions="$precisions" --min-time="$min_time" --end-to-end="$end_to_end"
+         ${counters_cap:+--counters-cap="$counters_cap"})
 cmd="scripts/run_study.sh$( [ $quick = 1 ] && echo ' --quick' || true) (gemm-bench ${options[*]} --benchmark_out=results.json)"
 stage "gemm-bench: verify, time and count every variant (${options[*]})"
 t=$(now)
@@ -96,7 +101,8 @@ record_stages() {  # the breakdown so far, into stages.json next to the results
   for name in "${!seconds[@]}"; do args+=(--stage "$name=${seconds[$name]}"); done
   "$python" -m gemm_study.stages --results "$out/results.json" --out "$out/stages.json" "${args[@]}" \
     --setting "sizes=$sizes" --setting "precisions=$precisions" --setting "min_time=$min_time" \
-    --setting "end_to_end=$end_to_end" --setting "quick=$quick"
+    --setting "end_to_end=$end_to_end" --setting "quick=$quick" \
+    --setting "counters_cap=${counters_cap:-default}"
 }
 record_stages >/dev/null
 

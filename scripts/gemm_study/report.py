@@ -331,7 +331,10 @@ def figures(frame, out, precisions):
         available = data.get("counters_available", pd.Series(0, index=data.index)) == 1
         with_counters = data[available]
         if not with_counters.empty:
-            shape = shapes_by_size(with_counters)[-1]
+            # The largest shape at which the most variants have counters: the default study
+            # caps the write-ups' counters below its largest size, all but the ladder's start.
+            counts = with_counters.groupby("shape").size()
+            shape = max(reversed(shapes_by_size(with_counters)), key=lambda s: counts[s])
             sub = with_counters[with_counters["shape"] == shape]
             counters = ["gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy", "dram_read_bytes"]
             fig, axes = plt.subplots(1, len(counters), figsize=(4.2 * len(counters), 3.8))

@@ -131,10 +131,11 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
     bench = tmp_path / "gemm-bench"
     bench.write_text(FAKE_BENCH.replace("LOG", repr(str(log))).replace("RUN", repr(str(run))))
     bench.chmod(bench.stat().st_mode | stat.S_IEXEC)
-    seen = {}
+    seen, sessions = {}, []
 
     def fake_session(bench_path, bench_filter, shapes, precisions, stem, **kwargs):
         seen.update(kwargs, filter=bench_filter)
+        sessions.append(kwargs)
         return tmp_path / "x.ncu-rep", ["ncu", "--cache-control", kwargs["cache_control"]]
 
     header = '"ID","Kernel Name","NVTX Range","dram__bytes_read.sum"\n"","","","byte"\n'
@@ -149,6 +150,12 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
                                   "--out", str(tmp_path / "out")])
     assert "--list --tags=crosscheck --shapes=512x512x512" in log.read_text()
     assert seen["cache_control"] == "all"  # the counters were collected with L2 flushed
+    # The cache-state counters come from an application-replay session of their own, the rest
+    # from kernel replay: no memory restore between passes refills L2 before they are read.
+    assert [s["replay_mode"] for s in sessions] == ["kernel", "application"]
+    assert set(sessions[1]["metrics"]) == {"dram__bytes_read.sum", "dram__bytes_write.sum",
+                                           "lts__t_sector_hit_rate.pct"}
+    assert not set(sessions[0]["metrics"]) & set(sessions[1]["metrics"])
     assert "shared/tile:32" in seen["filter"] and "naive_row" not in seen["filter"]  # --limit 2
     assert status == 1  # DRAM bytes 50 MiB apart: a required agreement fails
     table = json.loads((tmp_path / "out" / "ncu_crosscheck.json").read_text())
