@@ -50,17 +50,10 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
     GEMM_CUDA_CHECK(cudaSetDevice(device.ordinal));
     GEMM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context
     CUcontext context = current_context();
-    // What the cache state moves: the bytes from HBM, the L2 hit rate and the duration.
-    std::vector<std::string> cache_state;
-    for (const auto& m : metric_catalogue())
-      if (m.short_name == "dram_read_bytes" || m.short_name == "dram_write_bytes" ||
-          m.short_name == "l2_hit_rate" || m.short_name == "gpu_time_ns")
-        cache_state.push_back(m.cupti_name);
-    session_ = std::make_unique<CounterSession>(context, device.ordinal, cupti_names, cache_state);
+    session_ = std::make_unique<CounterSession>(context, device.ordinal, cupti_names);
     status_ = "collected: CUPTI range profiler, auto range, user replay (the launch re-run per pass), " +
-              std::to_string(session_->passes()) + " passes per kernel; DRAM bytes, L2 hit rate " +
-              "and duration in a pass of their own, after a warm-up launch inside it (warm L2) or " +
-              "an L2 flush (--flush-l2)";
+              std::to_string(session_->passes()) + " passes per kernel, each after an unprofiled " +
+              "launch (warm L2) or an L2 flush (--flush-l2)";
   } catch (const CountersUnavailable& e) {
     session_.reset();
     status_ = std::string("unavailable: ") + e.what();
@@ -70,11 +63,11 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
 
 CounterValues CounterCollector::collect(const std::function<void()>& launch,
                                        const std::function<void()>& before_each_pass,
-                                       bool warm_cache_state) {
+                                       bool warm_up_before_pass) {
   if (!session_) throw CountersUnavailable(status_);
   std::vector<KernelCounters> kernels;
   try {
-    kernels = session_->profile(launch, before_each_pass, warm_cache_state);
+    kernels = session_->profile(launch, before_each_pass, warm_up_before_pass);
   } catch (const CountersUnavailable& e) {
     session_.reset();
     status_ = std::string("unavailable: ") + e.what();

@@ -32,10 +32,10 @@ class CounterCollector {
   // Profiles one run of `launch` (every kernel it launches) and sums the kernels: counts add
   // up, percentages are weighted by each kernel's duration. Extra metrics keep their raw names.
   // Throws CountersUnavailable if collection fails mid-run (the collector then turns off).
-  // `before_each_pass` and `warm_cache_state` as in CounterSession::profile.
+  // `before_each_pass` and `warm_up_before_pass` as in CounterSession::profile.
   CounterValues collect(const std::function<void()>& launch,
                         const std::function<void()>& before_each_pass = {},
-                        bool warm_cache_state = false);
+                        bool warm_up_before_pass = false);
 
  private:
   std::unique_ptr<CounterSession> session_;

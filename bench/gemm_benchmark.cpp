@@ -148,8 +148,8 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
       StageTimer stage{cs.counters_s};
       NvtxRange range{kCountersRange};
       const Operands ops = operands(ws, false);
-      // Counters see the cache state the timing saw: warm (the cache-state metrics' pass runs
-      // the launch once before the measured one), or flushed before every pass (--flush-l2).
+      // Counters see the cache state the timing saw: warm (an unprofiled launch right before
+      // every pass), or flushed before every pass (--flush-l2).
       std::function<void()> before_each_pass;
       if (ctx.options.flush_l2) before_each_pass = [&] { flush_l2(ctx.stream); };
       const bool warm_up = !ctx.options.flush_l2;

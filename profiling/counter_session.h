@@ -37,11 +37,8 @@ std::optional<std::string> profiler_tool_attached();
 
 class CounterSession {
  public:
-  // Throws CountersUnavailable or UnknownMetric. The metrics named in `cache_state_names` (a
-  // subset of metric_names: DRAM bytes, L2 hit rate, duration) are collected in passes of their
-  // own, so that they can see warm caches without slowing the other passes.
-  CounterSession(CUcontext context, int device, std::vector<std::string> metric_names,
-                 std::vector<std::string> cache_state_names = {});
+  // Throws CountersUnavailable or UnknownMetric.
+  CounterSession(CUcontext context, int device, std::vector<std::string> metric_names);
   ~CounterSession();
   CounterSession(const CounterSession&) = delete;
   CounterSession& operator=(const CounterSession&) = delete;
@@ -51,12 +48,12 @@ class CounterSession {
 
   // Runs `launch` once per replay pass (it must compute the same thing every time, as a GEMM
   // that overwrites C does), after `before_each_pass` (e.g. an L2 flush; not profiled); one
-  // entry per kernel it launched, in launch order. `warm_cache_state` runs the launch twice in
-  // every pass of the cache-state metrics and keeps the second's kernels: those counters see
-  // the caches as a repeated launch leaves them (starting a pass does not).
+  // entry per kernel it launched, in launch order. `warm_up_before_pass` also runs it once
+  // right before each pass, unprofiled: the counters then see the caches as a repeated launch
+  // leaves them.
   std::vector<KernelCounters> profile(const std::function<void()>& launch,
                                       const std::function<void()>& before_each_pass = {},
-                                      bool warm_cache_state = false);
+                                      bool warm_up_before_pass = false);
 
  private:
   struct Impl;

@@ -53,6 +53,14 @@ TEST(Options, CountersAndMetrics) {
   EXPECT_FALSE(parse({"--counters=off"}).counters);
 }
 
+TEST(Options, CountersCap) {
+  EXPECT_FALSE(parse({}).counters_cap_edge);
+  EXPECT_EQ(*parse({"--counters-cap=512"}).counters_cap_edge, 512);
+  EXPECT_THROW(parse({"--counters-cap=0"}), OptionError);
+  EXPECT_THROW(parse({"--counters-cap=x"}), OptionError);
+  EXPECT_THROW(parse({"--counters-cap=512", "--uncapped"}), OptionError);  // lifted and set
+}
+
 TEST(Options, MetricsWithoutCountersIsAContradiction) {
   EXPECT_THROW(parse({"--counters=off", "--metrics=dram__bytes_read.sum"}), OptionError);
   EXPECT_THROW(parse({"--profile", "--metrics=dram__bytes_read.sum"}), OptionError);
@@ -145,6 +153,7 @@ TEST(Options, HelpStatesTheCaps) {
   const std::string help = help_text();
   EXPECT_NE(help.find("single_thread_blocks: M*N*K <= 256^3"), std::string::npos) << help;
   EXPECT_NE(help.find("naive_col: M*N*K <= 2048^3"), std::string::npos);
+  EXPECT_NE(help.find("hardware counters only up to M*N*K <= 1024^3"), std::string::npos);
 }
 
 }  // namespace

@@ -41,6 +41,15 @@ TEST(Registry, EverySeedVariantExistsInBothPrecisions) {
   }
 }
 
+TEST(Registry, OnlyTheWriteUpsKernelsHaveACounterCapAndTheLadderStartHasNone) {
+  for (const auto& v : all_variants()) {
+    const bool capped = v.has_tag(tag::seed) && v.backend == Backend::cuda_kernel &&
+                        v.name() != "shared/tile:32";
+    EXPECT_EQ(v.counters_max_work, capped ? 1024.0 * 1024.0 * 1024.0 : 0.0)
+        << to_string(v.precision) << "/" << v.name();
+  }
+}
+
 TEST(Registry, Tf32ReferenceIsFp32OnlyAndLabelled) {
   EXPECT_TRUE(has("cublas_tf32", Precision::fp32));
   EXPECT_FALSE(has("cublas_tf32", Precision::fp64));

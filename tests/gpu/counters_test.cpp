@@ -184,8 +184,8 @@ TEST(CountersTraffic, WarmCountersSeeTheInputsInL2) {
   GEMM_REQUIRE_COUNTERS();
   // gemm-bench's default (warm) counters: A, B and C of a 1024^3 FP32 GEMM (12 MiB) fit in L2
   // (50 MB on H100), so a launch that follows an identical one reads almost nothing from HBM.
-  // A warm-up launch inside each pass gives that state; without it a pass starts cold and reads
-  // A and B (8 MiB) again. Half of A + B is the line between the two.
+  // An unprofiled launch right before each pass gives that state; without it a pass starts
+  // cold and reads A and B (8 MiB) again. Half of A + B is the line between the two.
   const GemmShape s{1024, 1024, 1024};
   ASSERT_GT(double(device().l2_bytes), 2.0 * 12 * 1024 * 1024) << "L2 too small for this claim";
   TestData& data = test_data(Precision::fp32, s);
@@ -193,7 +193,7 @@ TEST(CountersTraffic, WarmCountersSeeTheInputsInL2) {
   const Operands ops{data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), s};
   const double inputs = 2.0 * 1024 * 1024 * 4;
   const CounterValues warm =
-      test_collector().collect([&] { v.run(ops, test_stream()); }, {}, /*warm_cache_state=*/true);
+      test_collector().collect([&] { v.run(ops, test_stream()); }, {}, /*warm_up_before_pass=*/true);
   EXPECT_LT(warm.at("dram_read_bytes"), 0.5 * inputs);
   DeviceBuffer scratch(std::size_t(device().l2_bytes) * 2);
   const CounterValues cold = test_collector().collect(
