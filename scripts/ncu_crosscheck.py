@@ -9,7 +9,8 @@ DRAM bytes and the L2 hit rate come from a second ncu session with application r
 pass, no memory save and restore between passes, so L2 holds what the benchmark left there).
 
 Required agreements: exact counts equal; achieved occupancy within 1 percentage point; DRAM
-read and write bytes within 10% or 1 MiB (whichever is larger); L2 hit rate within 5 points.
+read and write bytes within 10% or a quarter of the compulsory traffic A+B+C (at least 1 MiB),
+whichever is larger; L2 hit rate within 5 points.
 Other noisy counters and durations are shown. Exit status 1 if a required agreement fails,
 2 for bad input or no GPU.
 """

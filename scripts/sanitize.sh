@@ -2,17 +2,18 @@
 # compute-sanitizer over the rungs: memcheck (out-of-bounds and misaligned accesses), racecheck
 # (shared-memory hazards between threads), synccheck (barriers that not every thread reaches)
 # and initcheck (reads of uninitialized global memory), each on the GPU tests' CorrectnessTails
-# suite: every ladder and tensor-core rung at shapes with whole tiles and tails in M, N and K.
+# suite (every ladder and tensor-core rung at shapes with whole tiles and tails in M, N and K) and
+# CorrectnessPersistent (the persistent grids at a shape where each block walks several tiles).
 # One log per tool under OUT_DIR; the summary line of each log is printed.
 #
 # Usage: scripts/sanitize.sh [OUT_DIR]     (default: sanitizer-logs)
-#   SANITIZE_TOOLS=memcheck,racecheck,synccheck,initcheck   SANITIZE_FILTER=CorrectnessTails/*
+#   SANITIZE_TOOLS=memcheck,racecheck,synccheck,initcheck   SANITIZE_FILTER=CorrectnessTails/*:CorrectnessPersistent/*
 # Exit status: 0 every tool clean, 1 a tool reported errors or a test failed, 2 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-sanitizer-logs}
 tests=${BUILD_DIR:-$root/build}/tests/gpu_tests
-filter=${SANITIZE_FILTER:-CorrectnessTails/*}
+filter=${SANITIZE_FILTER:-CorrectnessTails/*:CorrectnessPersistent/*}
 IFS=, read -r -a tools <<<"${SANITIZE_TOOLS:-memcheck,racecheck,synccheck,initcheck}"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 sanitizer=$(command -v compute-sanitizer) ||

@@ -8,6 +8,7 @@ void add_tensor_core_variants(std::vector<Variant>& out) {
   add_mma_tf32_variants(out);
   add_mma_tf32_pipelined_variants(out);
   add_wgmma_tma_variants(out);
+  add_wgmma_persistent_variants(out);
   add_mma_fp64_variants(out);
   add_mma_fp64_m16n8k16_variants(out);
 }

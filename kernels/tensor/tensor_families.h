@@ -12,13 +12,14 @@ namespace gemm {
 inline constexpr int kRungMmaTf32 = 9;
 inline constexpr int kRungMmaTf32Pipelined = 10;
 inline constexpr int kRungWgmmaTma = 11;
-inline constexpr int kRungWarpSpecialized = 12;  // reserved: not built yet
+inline constexpr int kRungWarpSpecialized = 12;
 inline constexpr int kRungMmaFp64 = 13;
 inline constexpr int kRungMmaFp64M16n8k16 = 14;
 
 void add_mma_tf32_variants(std::vector<Variant>& out);
 void add_mma_tf32_pipelined_variants(std::vector<Variant>& out);
 void add_wgmma_tma_variants(std::vector<Variant>& out);
+void add_wgmma_persistent_variants(std::vector<Variant>& out);
 void add_mma_fp64_variants(std::vector<Variant>& out);
 void add_mma_fp64_m16n8k16_variants(std::vector<Variant>& out);
 

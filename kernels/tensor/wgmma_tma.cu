@@ -46,45 +46,15 @@
 #include <cuda.h>
 
 #include <array>
-#include <cstdio>
-#include <map>
-#include <mutex>
-#include <stdexcept>
-#include <string>
-#include <tuple>
 #include <utility>
 
-#include "cuda_check.h"
 #include "launch.cuh"
 #include "sm90a_ptx.cuh"
-#include "wgmma_tma.h"
+#include "tma_maps.h"
+#include "wgmma_tile.cuh"
 
 namespace gemm::tensor {
 namespace {
-
-template <int BM, int BN, int STAGES>
-struct WgTile {
-  static constexpr int BK = WgmmaTmaConfig::bk;
-  static constexpr int CONSUMERS = BN / 64;
-  static constexpr int THREADS = CONSUMERS * 128 + 128;
-  static constexpr int A_BYTES = BM * BK * 4;
-  static constexpr int B_BOX_BYTES = 32 * BK * 4;  // 32 columns x BK rows
-  static constexpr int B_BYTES = BN * BK * 4;
-  static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr int ACC = BM / 2;  // FP32 accumulators per thread: 64 x BM / 128 threads
-  static_assert(BM == 128 || BM == 256, "wgmma N (= BM here) of 128 or 256");
-  static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "64 columns per consumer warpgroup");
-  static_assert(A_BYTES % 1024 == 0 && STAGE_BYTES % 1024 == 0, "1024-byte aligned tiles");
-};
-
-template <int BM>
-__device__ __forceinline__ void wgmma_tile(float (&d)[BM / 2], const std::uint32_t (&a)[4],
-                                           std::uint64_t desc) {
-  if constexpr (BM == 256)
-    wgmma_m64n256k8_tf32_rs(d, a, desc);
-  else
-    wgmma_m64n128k8_tf32_rs(d, a, desc);
-}
 
 template <int BM, int BN, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS>
 __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
@@ -134,12 +104,7 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
 
   // Consumers.
   setmaxnreg_inc<CONSUMER_REGS>();
-  const int wg = warp / 4, w = warp % 4;
-  const int g = lane / 4, t = lane % 4;
-  const int box = 2 * wg + w / 2;
-  const int n_in_box = 8 * (w % 2) + 2 * (g % 2) + 16 * ((g / 2) % 2) + 4 * (g / 4);
-  const int chunk = n_in_box / 4, word = n_in_box % 4;
-
+  const FragmentSlot slot(warp, lane);
   float d[P::ACC];
 #pragma unroll
   for (int i = 0; i < P::ACC; ++i) d[i] = 0.0f;
@@ -147,104 +112,11 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int s = kt % STAGES;
     mbar_wait(&full[s], (kt / STAGES) & 1);
-    const unsigned char* stage = smem + s * P::STAGE_BYTES;
-    const unsigned char* bbox = stage + P::A_BYTES + box * P::B_BOX_BYTES;
-
-    std::uint32_t a[4][4];
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int k = 8 * kk + t + 4 * h;  // k % 8 == t + 4h: the swizzle key of row k
-        const uint2 v = *reinterpret_cast<const uint2*>(bbox + k * 128 +
-                                                        ((chunk ^ (k & 7)) << 4) + word * 4);
-        a[kk][2 * h] = v.x;      // row g     (column n_in_box)
-        a[kk][2 * h + 1] = v.y;  // row g + 8 (column n_in_box + 1)
-      }
-
-    wgmma_fence();
-    const std::uint32_t a_tile = smem_addr(stage);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_tile<BM>(d, a[kk], desc_k_major_sw128(a_tile + 32 * kk));
-    wgmma_commit();
-    wgmma_wait<0>();  // the stage (and the fragment registers) are free again
+    mma_k_tile<BM, BN, STAGES>(d, smem + s * P::STAGE_BYTES, slot);
     __syncwarp();
     if (lane == 0) mbar_arrive(&empty[s]);
   }
-
-  // d holds C^T: fragment row g <-> column n, row g + 8 <-> column n + 1; fragment column
-  // 8i + 2t (+1) <-> row m (+1) of C.
-  const int n = n0 + box * 32 + n_in_box;
-  if (n >= N) return;  // N % 4 == 0 and n even: n < N implies n + 1 < N
-#pragma unroll
-  for (int i = 0; i < BM / 8; ++i) {
-    const int m = m0 + 8 * i + 2 * t;
-    if (m < M)
-      *reinterpret_cast<float2*>(C + std::size_t(m) * N + n) = make_float2(d[4 * i], d[4 * i + 2]);
-    if (m + 1 < M)
-      *reinterpret_cast<float2*>(C + std::size_t(m + 1) * N + n) =
-          make_float2(d[4 * i + 1], d[4 * i + 3]);
-  }
-}
-
-// --- host: tensor maps -------------------------------------------------------------------------
-
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                 const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                 const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled through the runtime's driver entry point, so that nothing links libcuda
-// (binaries must start, and say "no GPU", on machines without a driver).
-EncodeTiled encode_tiled() {
-  static const EncodeTiled fn = [] {
-    void* symbol = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    GEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &symbol, 12000,
-                                                     cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || symbol == nullptr)
-      throw std::runtime_error("cuTensorMapEncodeTiled not found in the CUDA driver");
-    return reinterpret_cast<EncodeTiled>(symbol);
-  }();
-  return fn;
-}
-
-// A row-major rows x cols FP32 matrix, boxes of box_rows x box_cols, 128-byte swizzle (box_cols
-// * 4 must be <= 128), zeros outside the matrix.
-CUtensorMap encode_2d(const float* base, int rows, int cols, int box_rows, int box_cols) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(cols) * sizeof(float)};
-  const cuuint32_t box[2] = {cuuint32_t(box_cols), cuuint32_t(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = encode_tiled()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(base), dims, strides, box,
-      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
-                             ") for a " + std::to_string(rows) + " x " + std::to_string(cols) +
-                             " matrix");
-  return map;
-}
-
-// Encoding is host-only and cheap (no driver round trip, a few hundred nanoseconds), but it is
-// per launch; the maps are cached per (config, pointers, shape) so a timed loop launches only.
-struct MapPair {
-  CUtensorMap a, b;
-};
-const MapPair& maps_for(int config, int bm, const float* A, const float* B, int M, int N, int K) {
-  using Key = std::tuple<int, const float*, const float*, int, int, int>;
-  static std::mutex mutex;
-  static std::map<Key, MapPair> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  const Key key{config, A, B, M, N, K};
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  if (cache.size() > 256) cache.clear();  // bounded: a sweep touches few (pointer, shape) pairs
-  MapPair maps{encode_2d(A, M, K, bm, WgmmaTmaConfig::bk),
-               encode_2d(B, K, N, WgmmaTmaConfig::bk, 32)};
-  return cache.emplace(key, maps).first->second;
+  store_c_transposed<BM>(d, C, M, N, m0, n0, slot);
 }
 
 template <int I>
@@ -261,7 +133,7 @@ void run_config(const float* A, const float* B, float* C, int M, int N, int K,
                 std::size_t(c.stages) * WgTile<c.bm, c.bn, c.stages>::STAGE_BYTES +
                     2 * c.stages * 8 + 1024,
                 "host and device agree on the shared-memory size");
-  const MapPair& maps = maps_for(I, c.bm, A, B, M, N, K);
+  const TmaMapPair& maps = tma_maps_for(c.bm, WgmmaTmaConfig::bk, A, B, M, N, K);
   LaunchPlan plan;
   plan.block = {c.threads(), 1, 1};
   plan.grid = {ceil_div(N, c.bn), ceil_div(M, c.bm), 1};

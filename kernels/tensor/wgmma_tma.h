@@ -6,6 +6,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
+#include <vector>
+
+#include "variant.h"
 
 namespace gemm::tensor {
 
@@ -47,7 +51,37 @@ inline constexpr WgmmaTmaConfig kWgmmaTmaConfigs[] = {
 };
 inline constexpr int kWgmmaTmaConfigCount = sizeof(kWgmmaTmaConfigs) / sizeof(kWgmmaTmaConfigs[0]);
 
+// The persistent rung (wgmma_persistent.cu): the same block tile, one block per SM walking the
+// tiles in groups of `group` block rows.
+struct WgmmaPersistentConfig {
+  WgmmaTmaConfig tile;
+  int group;
+  bool representative;
+};
+
+inline constexpr WgmmaPersistentConfig kWgmmaPersistentConfigs[] = {
+    {{256, 128, 4, false}, 8, true},
+    {{256, 128, 4, false}, 16, false},
+    {{128, 128, 4, false}, 8, false},
+};
+inline constexpr int kWgmmaPersistentConfigCount =
+    sizeof(kWgmmaPersistentConfigs) / sizeof(kWgmmaPersistentConfigs[0]);
+
+// The facts the wgmma rungs share: FP32 storage with TF32 arithmetic, the tags of a representative
+// or a tuning instance, the C^T note, and the preconditions (sm_90a on a 9.0 device, TMA's
+// 16-byte row strides).
+Variant wgmma_variant(const std::string& family, std::vector<Param> fields, bool representative);
+
+// Blocks of the persistent grid for an M x N output: one per SM of the current device (one
+// block fits an SM), at most one per tile; without a device, one per tile.
+int wgmma_persistent_blocks(const WgmmaPersistentConfig& c, int M, int N);
+
 #ifdef GEMM_HAVE_SM90A
+// Defined in wgmma_persistent.cu (sm_90a). `config` indexes kWgmmaPersistentConfigs.
+const void* wgmma_persistent_kernel(int config);
+void wgmma_persistent_run(int config, const float* A, const float* B, float* C, int M, int N,
+                          int K, cudaStream_t stream);
+
 // Defined in wgmma_tma.cu (sm_90a). `config` indexes kWgmmaTmaConfigs.
 const void* wgmma_tma_kernel(int config);
 void wgmma_tma_run(int config, const float* A, const float* B, float* C, int M, int N, int K,

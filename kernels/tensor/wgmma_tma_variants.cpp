@@ -11,29 +11,55 @@
 
 namespace gemm {
 
+Variant tensor::wgmma_variant(const std::string& family, std::vector<Param> fields,
+                              bool representative) {
+  Variant v;
+  v.family = family;
+  v.param_fields = std::move(fields);
+  v.params = params_name(v.param_fields);
+  v.precision = Precision::fp32;
+  v.compute = Compute::tf32;
+  v.unit_roundoff = unit_roundoff(Compute::tf32);
+  v.backend = Backend::cuda_kernel;
+  v.tags = representative ? Tags{tag::tensor_core, tag::tracked, tag::crosscheck, tag::summary}
+                          : Tags{tag::tensor_core, tag::tuning};
+  v.note = "computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
+           "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "
+           "outputs per thread counted per tile over the consumer warpgroups";
+  v.can_implement = [](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
+#ifndef GEMM_HAVE_SM90A
+    (void)s;
+    (void)d;
+    return std::string("built without sm_90a: configure with -DGEMM_SM90A=ON (needs "
+                       "CMAKE_CUDA_ARCHITECTURES to include 90)");
+#else
+    if (d.cc_major != 9 || d.cc_minor != 0)
+      return "sm_90a code runs on compute capability 9.0 only (this device: " +
+             std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ")";
+    if (s.k % 4 != 0)
+      return std::string("K % 4 != 0: TMA needs the row stride of A (K floats) to be a "
+                         "multiple of 16 bytes");
+    if (s.n % 4 != 0)
+      return std::string("N % 4 != 0: TMA needs the row stride of B (N floats) to be a "
+                         "multiple of 16 bytes");
+    return std::nullopt;
+#endif
+  };
+  return v;
+}
+
 void add_wgmma_tma_variants(std::vector<Variant>& out) {
   using tensor::kWgmmaTmaConfigs;
   using tensor::WgmmaTmaConfig;
   for (int i = 0; i < tensor::kWgmmaTmaConfigCount; ++i) {
     const WgmmaTmaConfig c = kWgmmaTmaConfigs[i];
-    Variant v;
-    v.family = "wgmma_tma";
-    v.param_fields = {{"bm", c.bm}, {"bn", c.bn}, {"bk", WgmmaTmaConfig::bk}, {"stages", c.stages}};
-    v.params = params_name(v.param_fields);
-    v.precision = Precision::fp32;
-    v.compute = Compute::tf32;
-    v.unit_roundoff = unit_roundoff(Compute::tf32);
-    v.backend = Backend::cuda_kernel;
-    v.tags = c.representative
-                 ? Tags{tag::tensor_core, tag::tracked, tag::crosscheck, tag::summary}
-                 : Tags{tag::tensor_core, tag::tuning};
+    Variant v = tensor::wgmma_variant(
+        "wgmma_tma", {{"bm", c.bm}, {"bn", c.bn}, {"bk", WgmmaTmaConfig::bk}, {"stages", c.stages}},
+        c.representative);
     v.rung = kRungWgmmaTma;
     v.rung_name = "wgmma + TMA";
     v.origin = "wgmma.mma_async m64n" + std::to_string(c.bm) +
                "k8 tf32 (A operand in registers), TMA tiles on mbarriers, producer warpgroup";
-    v.note = "computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
-             "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "
-             "outputs per thread counted over the consumer warpgroups";
     v.outputs_per_thread = double(c.bm) * c.bn / (c.consumers() * 128);
     v.plan = [c, i](const GemmShape& s) {
       LaunchPlan p;
@@ -46,26 +72,6 @@ void add_wgmma_tma_variants(std::vector<Variant>& out) {
       (void)i;
 #endif
       return p;
-    };
-    v.can_implement = [](const GemmShape& s,
-                         const DeviceLimits& d) -> std::optional<std::string> {
-#ifndef GEMM_HAVE_SM90A
-      (void)s;
-      (void)d;
-      return std::string("built without sm_90a: configure with -DGEMM_SM90A=ON (needs "
-                         "CMAKE_CUDA_ARCHITECTURES to include 90)");
-#else
-      if (d.cc_major != 9 || d.cc_minor != 0)
-        return "sm_90a code runs on compute capability 9.0 only (this device: " +
-               std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ")";
-      if (s.k % 4 != 0)
-        return std::string("K % 4 != 0: TMA needs the row stride of A (K floats) to be a "
-                           "multiple of 16 bytes");
-      if (s.n % 4 != 0)
-        return std::string("N % 4 != 0: TMA needs the row stride of B (N floats) to be a "
-                           "multiple of 16 bytes");
-      return std::nullopt;
-#endif
     };
     v.run = [i](const Operands& ops, cudaStream_t stream) {
 #ifdef GEMM_HAVE_SM90A

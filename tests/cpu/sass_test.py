@@ -32,6 +32,7 @@ EXPECTED_OPCODES = [
     # The sm_90 rung must keep Hopper's large shape: a lowering to m8n8k4 DMMAs would defeat it.
     ("mma_fp64_m16n8k16_kernelI", "DMMA.16x8x16", False),
     ("wgmma_tma_kernelI", "HGMMA", True),  # True: only in sm_90a builds
+    ("wgmma_persistent_kernelI", "HGMMA", True),
 ]
 SKIPPED = 77  # CTest's SKIP_RETURN_CODE for this test
 LOCAL_MEMORY = re.compile(r"\b(LDL|STL)(\.[A-Z0-9]+)*\b")

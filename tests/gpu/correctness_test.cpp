@@ -84,6 +84,46 @@ INSTANTIATE_TEST_SUITE_P(CorrectnessTails, CorrectnessVariant,
                                             ::testing::ValuesIn(kSanitizerShapes)),
                          case_name);
 
+// Persistent grids (one block per SM walking the tiles): a shape with more tiles than the H100's
+// 132 SMs for every configuration, so blocks run several tiles and the k-tile pipeline carries
+// over from one tile to the next, with tails in M (2300 = 8 x 256 + 252), N (2052 = 16 x 128 + 4)
+// and K (36 = 32 + 4). scripts/sanitize.sh runs this suite too.
+const std::vector<GemmShape> kManyTiles = {{2300, 2052, 36}};
+
+std::vector<std::size_t> persistent_variant_indices() {
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < all_variants().size(); ++i)
+    if (all_variants()[i].family.find("persistent") != std::string::npos) indices.push_back(i);
+  return indices;
+}
+
+class CorrectnessPersistentGrid : public CorrectnessVariant {};
+
+TEST_P(CorrectnessPersistentGrid, WalksSeveralTilesPerBlock) {
+  GEMM_REQUIRE_GPU();
+  const Variant& v = all_variants()[std::get<0>(GetParam())];
+  const GemmShape shape = std::get<1>(GetParam());
+  if (auto refused = check_launch(v, shape, device().limits)) GTEST_SKIP() << *refused;
+  std::int64_t bm = 0, bn = 0;
+  for (const Param& p : v.param_fields) {
+    if (p.key == "bm") bm = p.value;
+    if (p.key == "bn") bn = p.value;
+  }
+  ASSERT_GT(bm * bn, 0) << v.name() << ": no bm/bn parameters";
+  const std::int64_t tiles = ((shape.m + bm - 1) / bm) * ((shape.n + bn - 1) / bn);
+  ASSERT_LT(v.plan(shape).grid.count(), tiles) << "every block would run a single tile";
+  TestData& data = test_data(v.precision, shape);
+  const Verification r = run_and_verify(v, data);
+  EXPECT_EQ(r.unwritten, 0) << "elements left unwritten (still NaN)";
+  EXPECT_TRUE(r.passed) << v.name() << " " << shape.to_string() << ": max_rel_err "
+                        << r.max_rel_err << " > " << r.tolerance;
+}
+
+INSTANTIATE_TEST_SUITE_P(CorrectnessPersistent, CorrectnessPersistentGrid,
+                         ::testing::Combine(::testing::ValuesIn(persistent_variant_indices()),
+                                            ::testing::ValuesIn(kManyTiles)),
+                         case_name);
+
 TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
   GEMM_REQUIRE_GPU();
   for (Precision p : {Precision::fp32, Precision::fp64}) {

@@ -45,6 +45,10 @@ const Rung kMmaTf32{"mma_tf32/bm:128/bn:128/bk:16/wm:64/wn:32", Precision::fp32,
 const Rung kPipelined{"mma_tf32_pipelined/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3",
                       Precision::fp32, 128, 128};
 const Rung kWgmma{"wgmma_tma/bm:256/bn:128/bk:32/stages:4", Precision::fp32, 256, 128};
+const Rung kPersistent{"wgmma_persistent/bm:256/bn:128/bk:32/stages:4/group:8", Precision::fp32,
+                       256, 128};
+// 16 x 16 = 256 tiles of 256 x 128: more than one per SM, so blocks walk several.
+const GemmShape kManyTiles{4096, 2048, 256};
 const Rung kFp64{"mma_fp64/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64, 128, 128};
 const Rung kFp64K16{"mma_fp64_m16n8k16/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3", Precision::fp64,
                     128, 128};
@@ -127,6 +131,17 @@ TEST(CountersTensor, WgmmaIssuesOneHgmmaPerWarpPer16BmTimes8MultiplyAdds) {
   MEASURE_OR_SKIP(c, kWgmma, kWholeTiles);
   REQUIRE_METRIC(c, "tensor_gmma_inst");
   expect_count(c->at("tensor_gmma_inst"), mnk(kWholeTiles) / (128.0 * kWgmma.bm), "wgmma HGMMA");
+}
+
+TEST(CountersTensor, PersistentGridRunsEveryTileExactlyOnce) {
+  GEMM_REQUIRE_COUNTERS();
+  // A tile skipped or run twice by the persistent schedule moves the HGMMA count by a tile's
+  // worth (4 warps x BK/8 per k-tile x K/BK k-tiles = 128 at K = 256, per consumer warpgroup).
+  MEASURE_OR_SKIP(c, kPersistent, kManyTiles);
+  REQUIRE_METRIC(c, "tensor_gmma_inst");
+  expect_count(c->at("tensor_gmma_inst"), mnk(kManyTiles) / (128.0 * kPersistent.bm),
+               "wgmma_persistent HGMMA");
+  expect_count(c->at("gld_requests"), 0, "wgmma_persistent global load instructions");
 }
 
 // --- loads ------------------------------------------------------------------------------------
