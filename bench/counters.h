@@ -39,6 +39,7 @@ class CounterCollector {
 
  private:
   std::unique_ptr<CounterSession> session_;
+  bool primed_ = false;  // whether a profile has run in this process
   std::vector<std::string> short_names_;  // per session metric; raw name for extras
   std::string status_ = "not started";
 };
