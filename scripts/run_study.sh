@@ -6,11 +6,11 @@
 # the committed GPU results.
 #
 # Usage: scripts/run_study.sh [--quick] [OUTPUT_ROOT]        (default OUTPUT_ROOT: reports)
-#   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, 0.03 s per benchmark,
-#             cross-check on 2 benchmarks
+#   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, 0.02 s per benchmark,
+#             cross-check on 1 benchmark
 #
 # Settings (environment; defaults fit the study in 300 s on an H100 from a built tree):
-#   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64   STUDY_MIN_TIME=0.05 (seconds; 0.03 quick)
+#   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64   STUDY_MIN_TIME=0.05 (seconds; 0.02 quick)
 #   STUDY_END_TO_END=on              STUDY_CROSSCHECK_SHAPE=1024x1024x1024
 #   STUDY_CROSSCHECK_LIMIT=0 (0: every benchmark tagged crosscheck)   BUILD_DIR=build
 #   STUDY_COUNTERS_CAP (gemm-bench --counters-cap: the write-ups' kernels' counters up to N^3;
@@ -33,8 +33,8 @@ done
 
 if [ $quick = 1 ]; then
   sizes=${STUDY_SIZES:-1024,2048}; precisions=${STUDY_PRECISIONS:-fp32}
-  end_to_end=${STUDY_END_TO_END:-off}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-2}
-  min_time=${STUDY_MIN_TIME:-0.03}
+  end_to_end=${STUDY_END_TO_END:-off}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-1}
+  min_time=${STUDY_MIN_TIME:-0.02}
 else
   sizes=${STUDY_SIZES:-512,1024,2048,4096}; precisions=${STUDY_PRECISIONS:-fp32,fp64}
   end_to_end=${STUDY_END_TO_END:-on}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-0}
