@@ -52,10 +52,12 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 declare -A seconds=()
 
 stage "prerequisites"
+t=$(now)
 "$root/scripts/bootstrap" --cxx
-python=$("$root/scripts/bootstrap")
+python=$("$root/scripts/bootstrap")  # creates .venv on first use
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 export PYTHONPATH=$root/scripts${PYTHONPATH:+:$PYTHONPATH}
+seconds[prerequisites]=$(since "$t")
 
 stage "build ($build)"
 t=$(now)

@@ -19,7 +19,7 @@ BENCH_STAGES = {"stage_verify_s": "verify", "stage_timing_s": "timing", "stage_c
 # Stages inside gemm-bench's wall time ('bench'): shown indented, never added to the total.
 INNER_STAGES = set(BENCH_STAGES.values()) | {"bench other"}
 # Order of the breakdown; stages not listed come after, in the order they were recorded.
-ORDER = ["build", "bench", "verify", "timing", "counters", "bench other", "crosscheck", "report"]
+ORDER = ["prerequisites", "build", "bench", "verify", "timing", "counters", "bench other", "crosscheck", "report"]
 
 
 def bench_stage_seconds(entries):

@@ -103,7 +103,8 @@ def test_quick_study_shows_stages_progress_and_time_breakdown(tmp_path, venv):
     assert "[1/" in terminal and "ETA" in terminal  # gemm-bench's progress reached the terminal
     out = tmp_path / "reports" / "fakegpu"
     recorded = json.loads((out / "stages.json").read_text())
-    assert {"build", "bench", "verify", "timing", "counters", "crosscheck", "report"} <= set(recorded["stages"])
+    assert {"prerequisites", "build", "bench", "verify", "timing", "counters", "crosscheck",
+            "report"} <= set(recorded["stages"])
     assert recorded["settings"]["quick"] == "1"
     assert "[1/" in (out / "logs" / "gemm-bench.progress.log").read_text()
     assert "## Where the study's time went" in (out / "report.md").read_text()
