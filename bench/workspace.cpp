@@ -2,7 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "cuda_check.h"
 #include "reference.h"
@@ -10,7 +12,11 @@
 namespace gemm {
 namespace {
 
-std::unique_ptr<Workspace> current;
+// The workspaces in use: one per precision of the current shape, so that a run alternating
+// precisions at one shape (a tracking run with random interleaving) does not regenerate the
+// inputs and recompute the reference (seconds at 1024^3 in FP64) at every switch. A new shape
+// frees them all before allocating.
+std::vector<std::unique_ptr<Workspace>> in_use;
 
 // Largest M*N*K whose reference is computed on the host (about a second in long double).
 constexpr double kHostReferenceMaxWork = 1024.0 * 1024.0 * 1024.0;
@@ -39,10 +45,15 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 
 Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_base,
                          bool on_device) {
-  if (current && current->precision == p && current->shape.m == s.m &&
-      current->shape.n == s.n && current->shape.k == s.k && current->on_device == on_device)
-    return *current;
-  current.reset();  // free the old buffers before allocating new ones
+  const auto same_shape = [&](const std::unique_ptr<Workspace>& w) {
+    return w->shape.m == s.m && w->shape.n == s.n && w->shape.k == s.k &&
+           w->on_device == on_device;
+  };
+  for (auto& w : in_use)
+    if (same_shape(w) && w->precision == p) return *w;
+  in_use.erase(std::remove_if(in_use.begin(), in_use.end(),
+                              [&](const std::unique_ptr<Workspace>& w) { return !same_shape(w); }),
+               in_use.end());
   auto ws = std::make_unique<Workspace>();
   ws->precision = p;
   ws->shape = s;
@@ -64,8 +75,8 @@ Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_bas
     GEMM_CUDA_CHECK(cudaMemcpy(ws->dev_b.get(), ws->host_b.data(), ws->bytes_b(),
                                cudaMemcpyHostToDevice));
   }
-  current = std::move(ws);
-  return *current;
+  in_use.push_back(std::move(ws));
+  return *in_use.back();
 }
 
 

@@ -8,9 +8,28 @@
 #include "reporters.h"
 #include "timing.h"
 #include "variant_facts.h"
+#include "workspace.h"
 
 namespace gemm {
 namespace {
+
+TEST(Workspaces, BothPrecisionsOfAShapeStayAliveAndANewShapeFreesThem) {
+  // Host-only workspaces (no GPU needed). Alternating precisions must reuse the two workspaces
+  // (their inputs and the reference computed for them), not rebuild them at each switch.
+  const GemmShape s{33, 17, 9};
+  Workspace& f32 = workspace_for(Precision::fp32, s, 7, false);
+  Workspace& f64 = workspace_for(Precision::fp64, s, 7, false);
+  f32.reference.assign(1, 42.0);  // stands for a computed reference
+  EXPECT_EQ(&workspace_for(Precision::fp32, s, 7, false), &f32);
+  EXPECT_EQ(&workspace_for(Precision::fp64, s, 7, false), &f64);
+  EXPECT_EQ(f32.reference.size(), 1u);
+  const std::vector<unsigned char> inputs = f32.host_a;
+  Workspace& other = workspace_for(Precision::fp32, {8, 8, 8}, 7, false);
+  EXPECT_EQ(other.shape.m, 8);
+  Workspace& again = workspace_for(Precision::fp32, s, 7, false);  // made again: same inputs
+  EXPECT_TRUE(again.reference.empty());
+  EXPECT_EQ(again.host_a, inputs);
+}
 
 TEST(Median, OddEvenAndEmpty) {
   EXPECT_EQ(median({3, 1, 2}), 2);
