@@ -12,7 +12,7 @@ namespace gemm {
 inline constexpr int kRungMmaTf32 = 9;
 inline constexpr int kRungMmaTf32Pipelined = 10;
 inline constexpr int kRungWgmmaTma = 11;
-inline constexpr int kRungWarpSpecialized = 12;
+inline constexpr int kRungWgmmaPersistent = 12;
 inline constexpr int kRungMmaFp64 = 13;
 inline constexpr int kRungMmaFp64M16n8k16 = 14;
 

@@ -34,7 +34,7 @@ void add_wgmma_persistent_variants(std::vector<Variant>& out) {
         {{"bm", t.bm}, {"bn", t.bn}, {"bk", WgmmaTmaConfig::bk}, {"stages", t.stages},
          {"group", c.group}},
         c.representative);
-    v.rung = kRungWarpSpecialized;
+    v.rung = kRungWgmmaPersistent;
     v.rung_name = "wgmma + TMA, persistent";
     v.origin = "the wgmma + TMA block (producer warpgroup, setmaxnreg) on a persistent grid: one "
                "block per SM, k-tile pipeline running on across tiles, grouped tile order";
