@@ -4,13 +4,8 @@
 // in how blocks walk the tiles (one tile per block, or a persistent grid).
 #pragma once
 
-#include <cuda.h>
-#include <cuda_runtime_api.h>
-
-#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
 #include "sm90a_ptx.cuh"
 #include "wgmma_tma.h"
@@ -82,63 +77,6 @@ __device__ __forceinline__ void mma_k_tile(float (&d)[BM / 2], const unsigned ch
   wgmma_wait<0>();  // the stage (and the fragment registers) are free again
 }
 
-// The dynamic shared memory of a block: STAGES stages of tiles aligned to 1024 bytes (the
-// 128-byte swizzle repeats every 1024 bytes and wgmma assumes it starts aligned; smem_bytes()
-// has the slack), then the stages' "full" and "empty" mbarriers.
-template <int BM, int BN, int STAGES>
-struct StageMemory {
-  unsigned char* tiles;
-  std::uint64_t* full;
-  std::uint64_t* empty;
-  __device__ __forceinline__ explicit StageMemory(unsigned char* raw) {
-    tiles = raw + ((1024 - (smem_addr(raw) & 1023)) & 1023);
-    full = reinterpret_cast<std::uint64_t*>(tiles + STAGES * WgTile<BM, BN, STAGES>::STAGE_BYTES);
-    empty = full + STAGES;
-  }
-};
-
-// The stage barriers: "full" completes when the producer's TMA bytes have landed, "empty" when
-// every consumer warp has released the stage.
-template <int BM, int BN, int STAGES>
-__device__ __forceinline__ void init_stage_barriers(std::uint64_t* full, std::uint64_t* empty) {
-  for (int s = 0; s < STAGES; ++s) {
-    mbar_init(&full[s], 1);                                  // the producer's arrive.expect_tx
-    mbar_init(&empty[s], WgTile<BM, BN, STAGES>::CONSUMERS * 4);  // one arrival per consumer warp
-  }
-  fence_barrier_init();
-}
-
-// The producer thread's k-tile `kt` of the tile at (m0, n0), the block's `it`-th k-tile overall:
-// it waits until the consumers released the stage's previous use, then issues one TMA for A
-// (BM x BK) and BN / 32 for B (BK x 32 boxes), all completing on the stage's "full" barrier.
-template <int BM, int BN, int STAGES>
-__device__ __forceinline__ void produce_k_tile(unsigned char* smem, std::uint64_t* full,
-                                               std::uint64_t* empty, int it, int kt, int m0,
-                                               int n0, const CUtensorMap* map_a,
-                                               const CUtensorMap* map_b) {
-  using P = WgTile<BM, BN, STAGES>;
-  const int s = it % STAGES;
-  if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
-  unsigned char* stage = smem + s * P::STAGE_BYTES;
-  mbar_arrive_expect_tx(&full[s], P::STAGE_BYTES);
-  tma_load_2d(stage, map_a, kt * P::BK, m0, &full[s]);
-#pragma unroll
-  for (int j = 0; j < BN / 32; ++j)
-    tma_load_2d(stage + P::A_BYTES + j * P::B_BOX_BYTES, map_b, n0 + 32 * j, kt * P::BK, &full[s]);
-}
-
-// A consumer warp's side of the block's `it`-th k-tile: wait for its bytes, multiply, release.
-template <int BM, int BN, int STAGES>
-__device__ __forceinline__ void consume_k_tile(float (&d)[BM / 2], unsigned char* smem,
-                                               std::uint64_t* full, std::uint64_t* empty, int it,
-                                               const FragmentSlot& slot, int lane) {
-  const int s = it % STAGES;
-  mbar_wait(&full[s], (it / STAGES) & 1);
-  mma_k_tile<BM, BN, STAGES>(d, smem + s * WgTile<BM, BN, STAGES>::STAGE_BYTES, slot);
-  __syncwarp();
-  if (lane == 0) mbar_arrive(&empty[s]);
-}
-
 // d holds C^T: fragment row g <-> column n, row g + 8 <-> column n + 1; fragment column
 // 8i + 2t (+1) <-> row m (+1) of C. N % 4 == 0 and n even: n < N implies n + 1 < N.
 template <int BM>
@@ -155,23 +93,6 @@ __device__ __forceinline__ void store_c_transposed(const float (&d)[BM / 2], flo
       *reinterpret_cast<float2*>(C + std::size_t(m + 1) * N + n) =
           make_float2(d[4 * i + 1], d[4 * i + 3]);
   }
-}
-
-// Run-time dispatch over a family's compile-time configurations: Config<I> has a static
-// kernel() (the __global__ function's address) and a static run(A, B, C, M, N, K, stream).
-using TmaRunFn = void (*)(const float*, const float*, float*, int, int, int, cudaStream_t);
-
-template <template <int> class Config, std::size_t... I>
-const void* config_kernel(int config, std::index_sequence<I...>) {
-  static const std::array<const void*, sizeof...(I)> table = {
-      reinterpret_cast<const void*>(Config<int(I)>::kernel())...};
-  return table.at(std::size_t(config));
-}
-
-template <template <int> class Config, std::size_t... I>
-TmaRunFn config_run(int config, std::index_sequence<I...>) {
-  static const std::array<TmaRunFn, sizeof...(I)> table = {&Config<int(I)>::run...};
-  return table.at(std::size_t(config));
 }
 
 }  // namespace gemm::tensor
