@@ -43,7 +43,8 @@ def test_missing_cxx_prerequisite_is_one_line_with_its_package(tmp_path):
 
 def test_missing_python_package_is_one_line_with_how_to_get_it(tmp_path):
     requirements = tmp_path / "requirements.txt"
-    requirements.write_text("numpy>=1.0\nno-such-package-gemm-study>=1\n")
+    # pip is in every virtual environment: a requirement that is met must not be listed.
+    requirements.write_text("pip>=1\nno-such-package-gemm-study>=1\n")
     env = dict(os.environ, GEMM_VENV=str(tmp_path / "venv"), GEMM_REQUIREMENTS=str(requirements),
                PIP_NO_INDEX="1", PIP_FIND_LINKS="")
     proc = subprocess.run([str(BOOTSTRAP)], capture_output=True, text=True, env=env)
