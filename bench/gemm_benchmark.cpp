@@ -302,7 +302,8 @@ Registration register_study(const StudyContext& ctx) {
     c.range = nvtx_range_name(name);
     const double counters_cap =
         o.counters_cap_edge ? std::pow(double(*o.counters_cap_edge), 3) : v.counters_max_work;
-    if (!o.uncapped && !end_to_end && v.counters_max_work > 0 && s.work() > counters_cap) {
+    const bool collects_counters = o.counters && !o.profile && !end_to_end;
+    if (collects_counters && !o.uncapped && v.counters_max_work > 0 && s.work() > counters_cap) {
       c.counters_capped = true;
       std::ostringstream why;
       why << "counters capped: " << v.family << " collects counters only up to M*N*K = "

@@ -179,6 +179,9 @@ void check_consistency(const Options& o) {
   if (o.precisions.empty()) throw OptionError("no precisions to run");
   if (!o.counters && !o.extra_metrics.empty())
     throw OptionError("--metrics with --counters=off: no counters would be collected");
+  if (o.counters_cap_edge && (!o.counters || o.profile))
+    throw OptionError("--counters-cap with --counters=off or --profile: no counters would be "
+                      "collected");
   if (o.uncapped && o.counters_cap_edge)
     throw OptionError("--counters-cap with --uncapped: --uncapped lifts the counter caps");
   if (o.profile && !o.extra_metrics.empty())

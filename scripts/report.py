@@ -18,7 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_study import ladder, ncu, report, roofline, stages  # noqa: E402
 from gemm_study.errors import InputError, run_cli, writing  # noqa: E402
-from gemm_study.results import has_tag, load_results, one_row_per_benchmark, shapes_by_size, to_frame  # noqa: E402
+from gemm_study.results import (context_value, has_tag, load_results, one_row_per_benchmark,  # noqa: E402
+                                 shapes_by_size, to_frame)
 
 OVERVIEW_COLUMNS = ["variant", "gflops", "pct_of_cublas", "speedup_vs_naive", "speedup_vs_cpu",
                     "gld_sectors_per_request", "smem_ld_wavefronts_per_request",
@@ -31,14 +32,16 @@ SCALING_COLUMNS = ["variant", "precision", "shape", "median_ms", "gflops", "spee
                    "warps_launched", "efficiency"]
 
 
-def ncu_agreement(kernel, exports, l2_state=None):
+def ncu_agreement(kernel, exports, l2_bytes=0):
     by_benchmark = {}
     for path in exports:
         if not path.is_file():
             raise InputError(f"{path}: no such file")
-        by_benchmark.update(ncu.sum_by_benchmark(ncu.parse_raw_csv(path.read_text())))
+        # Several exports of one run (counts, and the cache-state session) add up per benchmark.
+        by_benchmark = ncu.merge_by_benchmark(by_benchmark,
+                                              ncu.sum_by_benchmark(ncu.parse_raw_csv(path.read_text())))
     cupti = {row["name"]: row.to_dict() for _, row in kernel.iterrows()}
-    table = ncu.crosscheck(cupti, by_benchmark)
+    table = ncu.crosscheck(cupti, by_benchmark, l2_bytes)
     if not table:
         return "No benchmark of the results appears in the ncu exports."
     return ncu.agreement_markdown(table)
@@ -175,7 +178,9 @@ def write_report(args, context, kernel, e2e, errors):
     if args.ncu_crosscheck:
         md += ["## CUPTI vs Nsight Compute", "", args.ncu_crosscheck.read_text(), ""]
     if args.ncu:
-        md += ["## CUPTI vs Nsight Compute (from the given exports)", "", ncu_agreement(kernel, args.ncu), ""]
+        l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
+        md += ["## CUPTI vs Nsight Compute (from the given exports)", "",
+               ncu_agreement(kernel, args.ncu, l2_bytes), ""]
     md += stages_section(args.results)
     if not errors.empty:
         md += ["## Benchmarks that failed", ""] + [f"- {r.name}: {r.error}" for r in errors.itertuples()]

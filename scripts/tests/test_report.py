@@ -60,3 +60,23 @@ def test_ncu_exports_add_an_agreement_section(tmp_path, recorded):
     text = (tmp_path / "report.md").read_text()
     assert "## CUPTI vs Nsight Compute (from the given exports)" in text
     assert "No benchmark of the results appears in the ncu exports." in text
+
+
+def test_several_ncu_exports_of_one_benchmark_are_merged(tmp_path):
+    # The cross-check writes two exports per run (counts, and DRAM/L2 from an application-replay
+    # session): the agreement table must hold the metrics of both, not only the last file's.
+    import report as report_script
+    from gemm_study.results import one_row_per_benchmark, to_frame
+    name = "gemm/fp32/shared/tile:16/m:512/n:512/k:512"
+    kernel = one_row_per_benchmark(to_frame([{
+        "name": name + "/manual_time", "run_type": "iteration", "real_time": 1.0, "time_unit": "ms",
+        "median_ms": 1.0, "gld_sectors": 10.0, "dram_read_bytes": 0.0}]))
+    header = '"ID","Kernel Name","NVTX Range","{}"\n"","","","{}"\n'
+    counts = tmp_path / "counts.csv"
+    counts.write_text(header.format("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector") +
+                      '"0","k","gemm:gemm.fp32.shared.tile-16.m-512.n-512.k-512","10"\n')
+    cache = tmp_path / "cache.csv"
+    cache.write_text(header.format("dram__bytes_read.sum", "byte") +
+                     '"0","k","gemm:gemm.fp32.shared.tile-16.m-512.n-512.k-512","0"\n')
+    text = report_script.ncu_agreement(kernel, [counts, cache])
+    assert "| gld_sectors |" in text and "| dram_read_bytes |" in text

@@ -149,6 +149,9 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
     status = ncu_crosscheck.main(["--bench", str(bench), "--shape", "512x512x512", "--limit", "2",
                                   "--out", str(tmp_path / "out")])
     assert "--list --tags=crosscheck --shapes=512x512x512" in log.read_text()
+    # The CUPTI run lifts the counter caps: a capped benchmark would have no counters to compare.
+    cupti_run = next(line for line in log.read_text().splitlines() if "--benchmark_out=" in line)
+    assert "--uncapped" in cupti_run
     assert seen["cache_control"] == "all"  # the counters were collected with L2 flushed
     # The cache-state counters come from an application-replay session of their own, the rest
     # from kernel replay: no memory restore between passes refills L2 before they are read.

@@ -59,6 +59,8 @@ TEST(Options, CountersCap) {
   EXPECT_THROW(parse({"--counters-cap=0"}), OptionError);
   EXPECT_THROW(parse({"--counters-cap=x"}), OptionError);
   EXPECT_THROW(parse({"--counters-cap=512", "--uncapped"}), OptionError);  // lifted and set
+  EXPECT_THROW(parse({"--counters-cap=512", "--counters=off"}), OptionError);
+  EXPECT_THROW(parse({"--counters-cap=512", "--profile"}), OptionError);
 }
 
 TEST(Options, MetricsWithoutCountersIsAContradiction) {

@@ -136,7 +136,9 @@ TEST(CountersTensor, WgmmaIssuesOneHgmmaPerWarpPer16BmTimes8MultiplyAdds) {
 TEST(CountersTensor, PersistentGridRunsEveryTileExactlyOnce) {
   GEMM_REQUIRE_COUNTERS();
   // A tile skipped or run twice by the persistent schedule moves the HGMMA count by a tile's
-  // worth (4 warps x BK/8 per k-tile x K/BK k-tiles = 128 at K = 256, per consumer warpgroup).
+  // worth (4 warps x BK/8 per k-tile x K/BK k-tiles = 128 at K = 256, per consumer warpgroup);
+  // one skipped and another run twice would cancel out here, and the correctness suite's
+  // NaN-poisoned output catches that case (CorrectnessPersistent).
   MEASURE_OR_SKIP(c, kPersistent, kManyTiles);
   REQUIRE_METRIC(c, "tensor_gmma_inst");
   expect_count(c->at("tensor_gmma_inst"), mnk(kManyTiles) / (128.0 * kPersistent.bm),
