@@ -142,8 +142,7 @@ int prepare_device(gemm::StudyContext& ctx, bool listing) {
   std::size_t free_bytes = 0, total_bytes = 0;
   GEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   for (const auto& shape : o.shapes)
-    for (Precision p : o.precisions)
-      if (auto bad = check_fits_memory(shape, p, free_bytes)) return fail(kBadInput, *bad);
+    if (auto bad = check_fits_memory(shape, o.precisions, free_bytes)) return fail(kBadInput, *bad);
   GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
   const bool want_counters = o.counters && !o.profile && !listing;
   const std::string why_off = !o.counters ? "disabled by --counters=off"

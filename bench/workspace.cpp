@@ -54,14 +54,6 @@ Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_bas
   in_use.erase(std::remove_if(in_use.begin(), in_use.end(),
                               [&](const std::unique_ptr<Workspace>& w) { return !same_shape(w); }),
                in_use.end());
-  if (on_device && !in_use.empty()) {
-    // The other precision's buffers stay only if this one's fit beside them (gemm-bench checked
-    // that each precision fits on its own, not both together).
-    const std::size_t need = std::size_t(s.m * s.k + s.k * s.n + s.m * s.n) * element_size(p);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    GEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (free_bytes < need + need / 4 + (std::size_t(256) << 20)) in_use.clear();
-  }
   auto ws = std::make_unique<Workspace>();
   ws->precision = p;
   ws->shape = s;

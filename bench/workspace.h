@@ -44,8 +44,8 @@ struct Workspace {
   std::size_t elements_c() const { return std::size_t(shape.m * shape.n); }
 };
 
-// The workspace for (p, shape), reused while the shape stays the same (one per precision, while
-// both fit in device memory); a new shape frees the others first. Inputs are random in [-1, 1) from seed_base mixed with the shape
+// The workspace for (p, shape), reused while the shape stays the same (one per precision); a new
+// shape frees the others first. Inputs are random in [-1, 1) from seed_base mixed with the shape
 // and precision, so a workspace made again holds the same inputs.
 Workspace& workspace_for(Precision p, const GemmShape& shape, std::uint64_t seed_base,
                          bool on_device);

@@ -42,6 +42,29 @@ std::optional<std::string> check_fits_memory(const GemmShape& s, Precision p,
   return std::nullopt;
 }
 
+std::optional<std::string> check_fits_memory(const GemmShape& s,
+                                             const std::vector<Precision>& precisions,
+                                             std::size_t free_bytes) {
+  if (precisions.size() == 1) return check_fits_memory(s, precisions[0], free_bytes);
+  const double elements = double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n;
+  // gemm-bench keeps the A, B and C of every precision of a shape allocated together; the FP64
+  // reference of C is made for one of them at a time.
+  double needed = double(s.m) * s.n * 8.0;
+  std::string names;
+  for (Precision p : precisions) {
+    needed += elements * double(element_size(p));
+    names += (names.empty() ? "" : "+") + to_string(p);
+  }
+  if (needed > double(free_bytes)) {
+    std::ostringstream msg;
+    msg << "shape " << s.to_string() << " in " << names << " needs " << needed / (1 << 20)
+        << " MiB of device memory (both precisions' buffers are kept together), "
+        << free_bytes / (1 << 20) << " MiB free";
+    return msg.str();
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> check_launch(const Variant& v, const GemmShape& shape,
                                         const DeviceLimits& limits) {
   if (auto bad = check_shape(shape)) return v.name() + ": " + *bad;

@@ -104,5 +104,9 @@ std::optional<std::string> check_shape(const GemmShape& shape);
 // A, B, C and the FP64 reference must fit in the free device memory.
 std::optional<std::string> check_fits_memory(const GemmShape& shape, Precision p,
                                              std::size_t free_bytes);
+// The same for every precision of a run at one shape: their workspaces stay allocated together.
+std::optional<std::string> check_fits_memory(const GemmShape& shape,
+                                             const std::vector<Precision>& precisions,
+                                             std::size_t free_bytes);
 
 }  // namespace gemm

@@ -54,7 +54,7 @@ CUtensorMap encode_2d(const float* base, int rows, int cols, int box_rows, int b
 
 // Encoding is host-only and cheap (no driver round trip, a few hundred nanoseconds), but it is
 // per launch; the cache keeps a timed loop to launches only.
-TmaMapPair tma_maps_for(int bm, int bk, const float* A, const float* B, int M, int N, int K) {
+const TmaMapPair& tma_maps_for(int bm, int bk, const float* A, const float* B, int M, int N, int K) {
   using Key = std::tuple<int, int, const float*, const float*, int, int, int>;
   static std::mutex mutex;
   static std::map<Key, TmaMapPair> cache;

@@ -12,8 +12,7 @@ struct TmaMapPair {
   CUtensorMap b;  // B (K x N): boxes of bk rows x 32 columns
 };
 
-// The maps for one launch (a copy: the cache may be emptied by a later call). Throws
-// std::runtime_error when the driver refuses the encoding.
-TmaMapPair tma_maps_for(int bm, int bk, const float* A, const float* B, int M, int N, int K);
+// The maps for one launch. Throws std::runtime_error when the driver refuses the encoding.
+const TmaMapPair& tma_maps_for(int bm, int bk, const float* A, const float* B, int M, int N, int K);
 
 }  // namespace gemm::tensor

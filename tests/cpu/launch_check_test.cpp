@@ -129,5 +129,18 @@ TEST(LaunchCheck, MemoryCheckCountsInputsOutputAndReference) {
   EXPECT_TRUE(check_fits_memory(s, Precision::fp64, 20u << 20).has_value());
 }
 
+TEST(LaunchCheck, BothPrecisionsOfAShapeMustFitTogether) {
+  const GemmShape s{1024, 1024, 1024};
+  const std::vector<Precision> both = {Precision::fp32, Precision::fp64};
+  // FP32 A, B, C 12 MiB + FP64 A, B, C 24 MiB + one 8 MiB FP64 reference = 44 MiB.
+  EXPECT_FALSE(check_fits_memory(s, both, 44u << 20).has_value());
+  const auto bad = check_fits_memory(s, both, (44u << 20) - 1);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_NE(bad->find("fp32+fp64"), std::string::npos) << *bad;
+  EXPECT_EQ(bad->find('\n'), std::string::npos);
+  // One precision: the single-precision rule.
+  EXPECT_FALSE(check_fits_memory(s, std::vector<Precision>{Precision::fp32}, 20u << 20).has_value());
+}
+
 }  // namespace
 }  // namespace gemm
