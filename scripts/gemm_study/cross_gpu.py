@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .ladder import PEAK_KEYS, compute_of
-from .report import _fmt, element_bytes, markdown_table
+from .report import _fmt, markdown_table, working_set_bytes
 from .results import context_value, has_tag
 
 MEMORY_BOUND_SHARE = 0.5
@@ -75,10 +75,6 @@ def context_table(a, b):
                        ("L2 state", "l2_state"), ("revision", "git_revision")):
         lines.append(f"| {label} | {a.context.get(key, '?')} | {b.context.get(key, '?')} | |")
     return "\n".join(lines)
-
-
-def working_set_bytes(row):
-    return (row["m"] * row["k"] + row["k"] * row["n"] + row["m"] * row["n"]) * element_bytes(row["precision"])
 
 
 def bound_on(row, gpu):

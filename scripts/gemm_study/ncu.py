@@ -11,6 +11,7 @@ from pathlib import Path
 from . import names
 from .catalogue import load_catalogue
 from .errors import ExternalToolError, InputError
+from .report import working_set_bytes
 
 RANGE_IN_NVTX = re.compile(r"gemm:(gemm(?:_e2e)?\.[^:\s\"]+)")
 # gemm-bench's context l2_state -> the ncu --cache-control that reproduces it: 'none' leaves
@@ -230,14 +231,10 @@ def sum_by_benchmark(rows):
     return out
 
 
-def compulsory_bytes(benchmark):
+def working_set_of(benchmark):
     """A, B and C once each, for a benchmark name; 0 when the name is not one of ours."""
     parsed = names.parse_benchmark(benchmark)
-    if not parsed:
-        return 0
-    element = 8 if parsed["precision"] == "fp64" else 4
-    m, n, k = parsed["m"], parsed["n"], parsed["k"]
-    return (m * k + k * n + m * n) * element
+    return working_set_bytes(parsed) if parsed else 0
 
 
 def agreement_rule(metric, cupti, ncu_value, compulsory=0, l2_bytes=0):
@@ -277,7 +274,7 @@ def crosscheck(cupti_rows, ncu_by_benchmark, l2_bytes=0):
             a, b = cupti[metric.name], ncu_values[cupti_name]
             if a is None or a != a:  # NaN: this benchmark has no such counter
                 continue
-            rule, agree = agreement_rule(metric, a, b, compulsory_bytes(name), l2_bytes)
+            rule, agree = agreement_rule(metric, a, b, working_set_of(name), l2_bytes)
             table.append({"benchmark": name, "metric": metric.name, "cupti": a, "ncu": b,
                           "rule": rule, "agree": agree})
     return table

@@ -85,6 +85,11 @@ def element_bytes(precision):
     return 4 if precision == "fp32" else 8
 
 
+def working_set_bytes(row):
+    """A, B and C once each: the bytes a GEMM of this shape touches (row: m, n, k, precision)."""
+    return (row["m"] * row["k"] + row["k"] * row["n"] + row["m"] * row["n"]) * element_bytes(row["precision"])
+
+
 def compulsory_bytes(row):
     """A and B read once: the least DRAM traffic a GEMM of this shape can have."""
     return (row["m"] * row["k"] + row["k"] * row["n"]) * element_bytes(row["precision"])
