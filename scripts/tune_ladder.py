@@ -21,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "kernels" / "ladder" / "tuned_configs.inc"
-KEYS = ("bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages", "group", "minb")
+KEYS = ("bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages", "group", "minb", "mbar")
+# Parameters a benchmark names only where they differ from this default.
+DEFAULTS = {"mbar": 0}
 CTYPE = {"fp32": "float", "fp64": "double"}
 
 HEADER = """\
@@ -31,7 +33,7 @@ HEADER = """\
 // gemm-bench JSON; regenerate, never edit by hand.
 // source: {source}
 //
-// LADDER_TUNED(type, size, bm, bn, bk, wm, wn, tm, tn, stages, group, minb)
+// LADDER_TUNED(type, size, bm, bn, bk, wm, wn, tm, tn, stages, group, minb, mbar)
 //   size: the cube edge the configuration won at; a shape takes the entry whose size^3 is
 //   nearest to its M*N*K (in log scale).
 """
@@ -54,7 +56,7 @@ def collect(results):
             continue
         if "gflops" not in b:
             continue
-        params = v.get("params", {})
+        params = {**DEFAULTS, **v.get("params", {})}
         if any(k not in params for k in KEYS):
             raise ValueError(f"{v.get('name')}: params lack one of {KEYS}")
         key = tuple(int(params[k]) for k in KEYS)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "launch.cuh"
+#include "mbarrier.cuh"
 
 namespace gemm::ladder {
 
@@ -115,6 +116,8 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
+// Waits for every cp.async this thread has issued, in a group or not.
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // --- block order ------------------------------------------------------------------------------
 // The tile of C this block computes. GROUP == 0: row-major block order (blockIdx.x walks the

@@ -14,6 +14,7 @@ void add_conflict_free_variants(std::vector<Variant>& out);   // rung 4
 void add_warptile_variants(std::vector<Variant>& out);        // rung 5
 void add_async_pipeline_variants(std::vector<Variant>& out);  // rung 6
 void add_rasterized_variants(std::vector<Variant>& out);      // rung 7
-void add_tuned_variants(std::vector<Variant>& out);           // rung 8
+void add_mbarrier_stages_variants(std::vector<Variant>& out); // rung 8
+void add_tuned_variants(std::vector<Variant>& out);           // rung 9
 
 }  // namespace gemm

@@ -1,8 +1,13 @@
-// The kernel of rungs 6-8 (async_pipeline.cu, rasterized.cu, tuned.cu): rung 5's warp tiling fed
-// by a STAGES-deep cp.async pipeline. While the warps multiply k-tile kt out of one stage of
-// shared memory, the copies of k-tiles kt+1 .. kt+STAGES-1 are in flight into the others; one
-// __syncthreads per k-tile both publishes the stage that just landed and frees the one that was
-// just consumed. No register staging: the copies go from global to shared memory directly.
+// The kernel of rungs 6-9 (async_pipeline.cu, rasterized.cu, mbarrier_stages.cu, tuned.cu):
+// rung 5's warp tiling fed by a STAGES-deep cp.async pipeline. While the warps multiply k-tile kt
+// out of one stage of shared memory, the copies of k-tiles kt+1 .. kt+STAGES-1 are in flight into
+// the others; one __syncthreads per k-tile both publishes the stage that just landed and frees
+// the one that was just consumed. No register staging: the copies go from global to shared
+// memory directly.
+// MBAR (rung 8): the __syncthreads is replaced by two mbarriers per stage, "landed" (every
+// thread's copies into it arrived: cp.async.mbarrier.arrive) and "freed" (every thread read it),
+// with STAGES - 2 k-tiles in flight: a stage is refilled only once every thread has read the
+// k-tile two back, so a warp may run a k-tile ahead of the slowest one.
 //
 // The main loop is written for issue slots: on CUDA cores every instruction that is not an FMA
 // takes an issue slot from one (FP32: one FFMA per slot at full rate), and a stall on a shared
@@ -12,9 +17,14 @@
 //     right after it, so their latency hides behind the last k step's FMAs.
 //   - Addresses: the block's k-tile is a 64-bit pointer per operand, advanced once per k-tile;
 //     each thread's copies are 32-bit offsets from it fixed for the whole loop (one IMAD.WIDE per
-//     row of A or B the thread copies; the k and column steps within a row are immediates).
-//     Shared addresses are one stage offset plus compile-time immediates. So a block tile's
-//     offsets must fit in 32 bits: BM * K and BK * N below 2^31 (refused otherwise).
+//     row of A the thread copies; the k and column steps within a row, and all of a thread's B
+//     copies, which share one k row, are immediates). Shared addresses are one stage offset plus
+//     compile-time immediates. So a block tile's offsets must fit in 32 bits: BM * K and BK * N
+//     below 2^31 (refused otherwise).
+//   - The FMAs of a k step walk the thread tile row by row in alternating directions (zigzag):
+//     consecutive FMAs share an operand everywhere, also across rows, so one of the three stays
+//     in the operand reuse cache. Measured on the H100 (FP64, 64 x 128 tiles): FP64 pipe 75% ->
+//     79.6% busy against the plain row-by-row order.
 //   - The copies of the fast path (mode 0) are predicated on "this k-tile exists", not branched
 //     around, so they share a basic block with the FMAs and the scheduler interleaves them.
 //
@@ -40,24 +50,28 @@
 
 namespace gemm::ladder {
 
-template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
+template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
+          bool MBAR = false>
 struct PipelineLayout {
   static constexpr int V = kVec<T>;
   static constexpr int KL = 32 / int(sizeof(T));  // lanes per row of A: one 32-byte sector
   static constexpr int A_PITCH = BM + 4;           // elements between k rows of As
   static constexpr int A_STAGE = BK * A_PITCH, B_STAGE = BK * BN;
   static constexpr int STAGE = A_STAGE + B_STAGE;  // elements per stage: As then Bs
-  static constexpr std::size_t SMEM_BYTES = std::size_t(STAGES) * STAGE * sizeof(T);
+  static constexpr std::size_t TILE_BYTES = std::size_t(STAGES) * STAGE * sizeof(T);
+  // MBAR: a "landed" and a "free" mbarrier per stage after the tiles (TILE_BYTES is a multiple
+  // of 8: every stage is whole elements of BK rows of an even pitch).
+  static constexpr std::size_t SMEM_BYTES = TILE_BYTES + (MBAR ? 2 * STAGES * sizeof(std::uint64_t) : 0);
   static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
 };
 
 template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
-          int GROUP, int MODE, int MINB>
+          int GROUP, int MODE, int MINB, bool MBAR>
 // (Mode 1's predicates need a few more registers than mode 2's element copies: it gives up one
 // block per SM rather than spill, which it did at MINB = 2 with BK = 16.)
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB > 1 ? MINB - 1 : MINB)
     pipelined_kernel(const T* A, const T* B, T* C, int M, int N, int K) {
-  using L = PipelineLayout<T, BM, BN, BK, WM, WN, TM, TN, STAGES>;
+  using L = PipelineLayout<T, BM, BN, BK, WM, WN, TM, TN, STAGES, MBAR>;
   // FP64: paired lanes (warptile_core.cuh), so that every fragment load takes 2 cycles of the
   // shared-memory return: at 8 x 8 doubles the row-major lanes' loads of 8 warps used ~3/4 of it.
   using Tiling = WarpTiling<T, BM, BN, WM, WN, TM, TN, sizeof(T) == 8>;
@@ -67,6 +81,11 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   constexpr int B_ELEMS = MODE == 2 ? 1 : V;  // elements per B copy
   constexpr int B_LOADS = BK * BN / B_ELEMS / THREADS;
   static_assert(STAGES >= 2, "a pipeline has at least two stages");
+  static_assert(!MBAR || STAGES >= 3, "mbarrier stages: k-tiles in flight plus a free one");
+  // k-tiles in flight ahead of the one being multiplied. Barrier: all but the stage being read.
+  // MBAR: one fewer, so that a stage is rewritten two k-tiles after it was read and a warp may
+  // run up to a k-tile ahead of the slowest one.
+  constexpr int LEAD = MBAR ? STAGES - 2 : STAGES - 1;
   static_assert(MODE >= 0 && MODE <= 2, "modes 0, 1, 2");
   static_assert(BK % KL == 0, "a row of the A tile is whole 32-byte sectors");
   static_assert(BK % 2 == 0, "the next k-tile's first fragments go to register buffer 0");
@@ -84,25 +103,27 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   const int tid = threadIdx.x;
   const int k_tiles = (K + BK - 1) / BK;
 
-  // Each thread's copies: the same tile-relative elements in every k-tile. Copy j of a thread
-  // is element tid + j * THREADS; its row and k (A) or row and column (B) are a per-thread base
-  // plus compile-time offsets.
+  // Each thread's copies: the same tile-relative elements in every k-tile, a per-thread base
+  // plus compile-time offsets. A: copy j is element tid + j * THREADS of the k-major walk.
   constexpr int A_STEP = THREADS / KL;  // rows of A that one pass of the block covers
   static_assert(THREADS % KL == 0 && (BM % A_STEP == 0 || A_STEP % BM == 0), "A copies tile the rows");
   const int a_m0 = BM % A_STEP == 0 ? tid / KL : (tid / KL) % BM;        // row
   const int a_k0 = (BM % A_STEP == 0 ? 0 : (tid / KL) / BM * KL) + tid % KL;  // k
-  constexpr int B_PER_ROW = BN / B_ELEMS;
-  static_assert(THREADS % B_PER_ROW == 0 || B_PER_ROW % THREADS == 0, "B copies tile the rows");
-  const int b_r0 = THREADS % B_PER_ROW == 0 ? tid / B_PER_ROW : 0;
-  const int b_c0 = (THREADS % B_PER_ROW == 0 ? tid % B_PER_ROW : tid) * B_ELEMS;
   auto a_dm = [](int j) { return BM % A_STEP == 0 ? (j * A_STEP) % BM : 0; };
   auto a_dk = [](int j) { return BM % A_STEP == 0 ? (j * A_STEP) / BM * KL : j * (A_STEP / BM) * KL; };
-  auto b_dr = [](int j) { return (j * THREADS) / B_PER_ROW; };
-  auto b_dc = [](int j) { return THREADS % B_PER_ROW == 0 ? 0 : (j * THREADS) % B_PER_ROW * B_ELEMS; };
+  // B: all of a thread's copies lie in one k row, B_TPR pieces apart (B_TPR threads share a row,
+  // reading it in consecutive pieces: coalesced), so they sit compile-time offsets from one
+  // pointer; rows a pass apart would be run-time multiples of N, a 64-bit add per copy.
+  constexpr int B_PER_ROW = BN / B_ELEMS;  // pieces per k row
+  constexpr int B_TPR = THREADS / BK;      // threads per k row
+  static_assert(THREADS % BK == 0 && B_PER_ROW % B_TPR == 0, "B copies tile the k rows");
+  const int b_r0 = tid / B_TPR;
+  const int b_c0 = tid % B_TPR * B_ELEMS;
+  auto b_dc = [](int j) { return j * B_TPR * B_ELEMS; };
 
   // Global: one pointer per operand to the thread's first copy in the current k-tile, advanced
-  // once per k-tile; the other copies sit a block-uniform 32-bit offset away (a multiple of K
-  // or N: uniform registers) plus a compile-time one (an immediate).
+  // once per k-tile; A's other copies sit a block-uniform 32-bit offset away (a multiple of K:
+  // a uniform register) plus a compile-time one (an immediate), B's an immediate only.
   const T* a_src = A + std::int64_t(row0 + a_m0) * K + a_k0;
   const T* b_src = B + std::int64_t(b_r0) * N + col0 + b_c0;
   const std::int64_t b_step = std::int64_t(BK) * N;
@@ -128,13 +149,13 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
     }
 #pragma unroll
     for (int j = 0; j < B_LOADS; ++j) {
-      const T* src = b_src + b_dr(j) * N + b_dc(j);
-      const std::uint32_t dst = b_dst + (stage + b_dr(j) * BN + b_dc(j)) * sizeof(T);
+      const T* src = b_src + b_dc(j);
+      const std::uint32_t dst = b_dst + (stage + b_dc(j)) * sizeof(T);
       if constexpr (MODE == 0) {
         cp_async_if<B_ELEMS * sizeof(T)>(dst, src, exists);
       } else {
         // mode 1: N % V == 0, so a 16-byte piece is all in or all out
-        const bool ok = k0 + b_r0 + b_dr(j) < K && col0 + b_c0 + b_dc(j) < N;
+        const bool ok = k0 + b_r0 < K && col0 + b_c0 + b_dc(j) < N;
         cp_async_zfill<B_ELEMS * sizeof(T)>(dst, ok ? src : B, ok);
       }
     }
@@ -166,42 +187,79 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
     return stage + L::STAGE == STAGES * L::STAGE ? 0 : stage + L::STAGE;
   };
 
-  // Prologue: STAGES - 1 k-tiles in flight (a missing one is an empty group: the wait counts
-  // stay uniform), the first one landed, and its first fragments loaded.
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    load_tile(s * L::STAGE, s);
-    cp_async_commit();
+  // MBAR: landed[s] completes when every thread's copies into stage s have arrived (each thread's
+  // cp.async arrive-on counts once), free[s] when every thread has read it.
+  std::uint64_t* const landed = reinterpret_cast<std::uint64_t*>(smem_raw + L::TILE_BYTES);
+  std::uint64_t* const freed = landed + STAGES;
+  if constexpr (MBAR) {
+    if (tid == 0)
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_init(landed + s, THREADS);
+        mbar_init(freed + s, THREADS);
+      }
+    __syncthreads();
   }
-  cp_async_wait<STAGES - 2>();
-  __syncthreads();
+  // After the copies of a k-tile: close its group (barrier), or arrive on its stage's `landed`.
+  auto copies_issued = [&](int stage_index) {
+    if constexpr (MBAR) {
+      cp_async_mbar_arrive(landed + stage_index);
+    } else {
+      cp_async_commit();
+    }
+  };
+  // Waits until k-tile kt, in stage kt % STAGES, has landed for every thread.
+  auto wait_landed = [&](int kt) {
+    if constexpr (MBAR) {
+      mbar_wait(landed + kt % STAGES, (kt / STAGES) & 1);
+    } else {
+      cp_async_wait<STAGES - 2>();  // this thread's copies of k-tile kt...
+      __syncthreads();              // ...and every thread's; nobody reads k-tile kt - 1 again
+    }
+  };
+
+  // Prologue: LEAD k-tiles in flight (a missing one is an empty group or arrival: the counts stay
+  // uniform), the first one landed, and its first fragments loaded.
+#pragma unroll
+  for (int s = 0; s < LEAD; ++s) {
+    load_tile(s * L::STAGE, s);
+    copies_issued(s);
+  }
+  wait_landed(0);
   load_fragments(0, 0, 0);
 
-  int read_stage = 0;                          // k-tile kt
-  int write_stage = (STAGES - 1) * L::STAGE;   // k-tile kt + STAGES - 1: where kt - 1 was
+  int read_stage = 0;                 // k-tile kt
+  int write_stage = LEAD * L::STAGE;  // k-tile kt + LEAD: where kt - 1 (barrier) or kt - 2 was
   for (int kt = 0; kt < k_tiles; ++kt) {
-    // Every thread's last reads of k-tile kt - 1 came before the previous barrier.
-    load_tile(write_stage, kt + STAGES - 1);
-    cp_async_commit();
+    // Barrier: every thread's last reads of k-tile kt - 1 came before the previous barrier.
+    // MBAR: wait for every thread's reads of k-tile kt - 2, the stage's previous tile.
+    if constexpr (MBAR) {
+      if (kt >= 2) mbar_wait(freed + (kt - 2) % STAGES, ((kt - 2) / STAGES) & 1);
+    }
+    load_tile(write_stage, kt + LEAD);
+    copies_issued((kt + LEAD) % STAGES);
     const int following_stage = next_stage(read_stage);
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       if (k + 1 < BK) {
         load_fragments((k + 1) % 2, read_stage, k + 1);
       } else {
-        cp_async_wait<STAGES - 2>();  // k-tile kt + 1 has landed (for this thread's copies)...
-        __syncthreads();              // ...for every thread's; and nobody reads k-tile kt again
+        wait_landed(kt + 1);
         load_fragments(0, following_stage, 0);
+        // This thread's reads of k-tile kt are issued (the arrive orders them before it).
+        if constexpr (MBAR) mbar_arrive(freed + kt % STAGES);
       }
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += frag_a[k % 2][i] * frag_b[k % 2][j];
+        for (int jj = 0; jj < TN; ++jj) {
+          const int j = i % 2 ? TN - 1 - jj : jj;  // zigzag: see the header
+          acc[i][j] += frag_a[k % 2][i] * frag_b[k % 2][j];
+        }
     }
-    write_stage = read_stage;
+    write_stage = MBAR ? next_stage(write_stage) : read_stage;
     read_stage = following_stage;
   }
-  cp_async_wait<0>();
+  cp_async_wait_all();  // no copy may still be writing shared memory when the block exits
   // The epilogue's coordinates are computed again rather than held in registers across the loop
   // (where the accumulators and both fragment buffers leave little room).
   int out_m, out_n;
@@ -252,13 +310,13 @@ int pipelined_mode_for(const GemmShape& s) {
 
 // One configuration; `kernel(mode)` names the instance of a mode.
 template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
-          int GROUP, int MINB>
+          int GROUP, int MINB, bool MBAR = false>
 struct PipelinedConfig {
-  using L = ladder::PipelineLayout<T, BM, BN, BK, WM, WN, TM, TN, STAGES>;
+  using L = ladder::PipelineLayout<T, BM, BN, BK, WM, WN, TM, TN, STAGES, MBAR>;
   using Kernel = void (*)(const T*, const T*, T*, int, int, int);
   template <int MODE>
   static Kernel kernel() {
-    return ladder::pipelined_kernel<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MODE, MINB>;
+    return ladder::pipelined_kernel<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MODE, MINB, MBAR>;
   }
   // ONLY >= 0: that mode's instance alone; -1: all three, chosen per shape.
   template <int ONLY>
@@ -270,18 +328,22 @@ struct PipelinedConfig {
     }
   }
   static std::vector<Param> params() {
-    return {{"bm", BM}, {"bn", BN}, {"bk", BK},         {"wm", WM},       {"wn", WN},
-            {"tm", TM}, {"tn", TN}, {"stages", STAGES}, {"group", GROUP}, {"minb", MINB}};
+    std::vector<Param> p = {{"bm", BM}, {"bn", BN},         {"bk", BK},       {"wm", WM},
+                            {"wn", WN}, {"tm", TM},         {"tn", TN},       {"stages", STAGES},
+                            {"group", GROUP}, {"minb", MINB}};
+    if (MBAR) p.push_back({"mbar", 1});  // named only where set: the barrier rungs keep their names
+    return p;
   }
 };
 
 // A variant of one configuration. ONLY == -1: any shape, mode 0 where the shape is whole tiles,
 // mode 1 where N % V == 0, mode 2 otherwise. ONLY >= 0: that mode's instance alone, refusing the
 // shapes it cannot take (sweep instances: one kernel each keeps compile time down).
+// MBAR: stages handed over on mbarriers instead of one __syncthreads per k-tile.
 template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
-          int GROUP, int MINB, int ONLY = -1>
+          int GROUP, int MINB, int ONLY = -1, bool MBAR = false>
 Variant pipelined_variant(const char* family) {
-  using Cfg = PipelinedConfig<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB>;
+  using Cfg = PipelinedConfig<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR>;
   Variant v;
   v.family = family;
   v.param_fields = Cfg::params();

@@ -12,6 +12,7 @@ void add_ladder_variants(std::vector<Variant>& out) {
   add_warptile_variants(out);
   add_async_pipeline_variants(out);
   add_rasterized_variants(out);
+  add_mbarrier_stages_variants(out);
   add_tuned_variants(out);
 }
 

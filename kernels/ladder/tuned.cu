@@ -1,5 +1,6 @@
-// Rung 8, tuned: the pipelined, rasterized warp-tiled kernel (pipelined_kernel.cuh) at the
-// configuration a sweep found fastest per precision and problem size.
+// Rung 9, tuned: the pipelined, rasterized warp-tiled kernel (pipelined_kernel.cuh), on a
+// __syncthreads or on mbarriers per stage, at the configuration a sweep found fastest per
+// precision and problem size.
 //   - tuning instances (tuning_instances.inc): family `tuned`, tag `tuning`, whole tiles only;
 //     `scripts/tune_ladder.sh` runs them and writes the winners into tuned_configs.inc;
 //   - the `tuned` variant (tag tracked/summary): any shape. It takes the configuration tuned at
@@ -29,9 +30,10 @@ std::vector<TunedEntry>& tuned_table() {
 }
 
 void fill_tuned_tables() {
-#define LADDER_TUNED(T, SIZE, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB) \
-  tuned_table<T>().push_back(                                                  \
-      {SIZE, pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB>("tuned")});
+#define LADDER_TUNED(T, SIZE, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR)          \
+  tuned_table<T>().push_back(                                                                 \
+      {SIZE, pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, -1, MBAR>( \
+                 "tuned")});
 #include "tuned_configs.inc"
 #undef LADDER_TUNED
 }
@@ -72,7 +74,7 @@ void add_tuned(std::vector<Variant>& out) {
   v.can_implement = [](const GemmShape& s, const DeviceLimits& d) {
     return tuned_for<T>(s).can_implement(s, d);
   };
-  set_ladder_facts(v, 8, "tuned", "a swept configuration per shape (scripts/tune_ladder.sh)",
+  set_ladder_facts(v, 9, "tuned", "a swept configuration per shape (scripts/tune_ladder.sh)",
                    v.outputs_per_thread, true);
   v.tags.push_back(tag::e2e);
   v.note = "any shape; configuration per size from kernels/ladder/tuned_configs.inc: " + configs;
@@ -85,10 +87,11 @@ void add_tuned_variants(std::vector<Variant>& out) {
   fill_tuned_tables();
   add_tuned<float>(out);
   add_tuned<double>(out);
-#define LADDER_TUNING(T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB)                       \
+#define LADDER_TUNING(T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR)                 \
   {                                                                                             \
-    Variant v = pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, 0>("tuned"); \
-    set_ladder_facts(v, 8, "tuned", "tuning sweep instance", TM * TN, false);                  \
+    Variant v =                                                                                 \
+        pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, 0, MBAR>("tuned"); \
+    set_ladder_facts(v, 9, "tuned", "tuning sweep instance", TM * TN, false);                  \
     v.note = "tuning instance: whole tiles only";                                              \
     out.push_back(v);                                                                           \
   }

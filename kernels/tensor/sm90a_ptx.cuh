@@ -1,21 +1,18 @@
-// sm_90a-only PTX wrappers: mbarrier, TMA (cp.async.bulk.tensor) and wgmma. Included only by the
-// files of the sm_90a object library (CMakeLists.txt: sm90a_sources), which are compiled with
-// -gencode=arch=compute_90a,code=sm_90a and nothing else.
+// sm_90a-only PTX wrappers: the mbarrier fence, TMA (cp.async.bulk.tensor) and wgmma. Included
+// only by the files of the sm_90a object library (CMakeLists.txt: sm90a_sources), which are
+// compiled with -gencode=arch=compute_90a,code=sm_90a and nothing else.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (the type only: nothing here calls the driver)
 
 #include <cstdint>
 
+#include "mbarrier.cuh"
 #include "tensor_ptx.cuh"
 
 namespace gemm::tensor {
 
-// --- mbarrier --------------------------------------------------------------------------------
-__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
-}
-
+// --- mbarrier (init, arrive, wait: mbarrier.cuh) -----------------------------------------
 // Makes the initialized barriers visible to the async proxy (the TMA unit) before first use.
 __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -26,24 +23,6 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsign
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
                "r"(bytes)
                : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-
-// Spins until the barrier's phase with the given parity has completed. (No give-up count: on
-// the 256-row tiles even a 32-bit counter and a trap cost a register spill.)
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
-      : "memory");
 }
 
 // --- TMA -------------------------------------------------------------------------------------

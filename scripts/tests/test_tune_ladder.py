@@ -9,8 +9,8 @@ tune = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(tune)
 
 
-def params(bm, bn, bk=8, stages=2):
-    return (bm, bn, bk, 32, 64, 8, 8, stages, 8, 2)
+def params(bm, bn, bk=8, stages=2, mbar=0):
+    return (bm, bn, bk, 32, 64, 8, 8, stages, 8, 2, mbar)
 
 
 def test_the_fastest_wins_when_it_is_clearly_faster():
@@ -34,7 +34,23 @@ def test_the_median_of_repetitions_is_the_speed():
 
 def test_render_names_the_configuration_per_precision_and_size():
     text = tune.render([("fp32", 4096, params(128, 128), 44843.0, 45123.0)], "test")
-    assert "LADDER_TUNED(float, 4096, 128, 128, 8, 32, 64, 8, 8, 2, 8, 2)" in text
+    assert "LADDER_TUNED(float, 4096, 128, 128, 8, 32, 64, 8, 8, 2, 8, 2, 0)" in text
+    text = tune.render([("fp64", 4096, params(128, 128, 8, 4, mbar=1), 25000.0, 24000.0)], "test")
+    assert "LADDER_TUNED(double, 4096, 128, 128, 8, 32, 64, 8, 8, 4, 8, 2, 1)" in text
+
+
+def test_mbar_is_named_only_where_set_and_reads_as_0_elsewhere(tmp_path):
+    import json
+    base = dict(zip(tune.KEYS[:-1], params(128, 128)[:-1]))  # a barrier instance: no "mbar"
+    benches = [{"name": "b", "gflops": 24000.0, "variant": {
+                   "family": "tuned", "tags": ["tuning"], "precision": "fp64", "params": base,
+                   "shape": {"m": 4096, "n": 4096, "k": 4096}}},
+               {"name": "m", "gflops": 25000.0, "variant": {
+                   "family": "tuned", "tags": ["tuning"], "precision": "fp64",
+                   "params": {**base, "mbar": 1}, "shape": {"m": 4096, "n": 4096, "k": 4096}}}]
+    speeds = tune.collect({"benchmarks": benches})
+    assert set(speeds[("fp64", 4096)]) == {params(128, 128), params(128, 128, mbar=1)}
+    assert tune.pick(speeds[("fp64", 4096)])[0] == params(128, 128, mbar=1)
 
 
 def test_bad_inputs_and_an_unwritable_output_are_one_line_exit_2(tmp_path, capsys):

@@ -8,6 +8,10 @@ checks what the study claims about it:
   - the TF32 mma.sync rungs execute HMMA (m16n8k8 TF32), the FP64 rungs DMMA (the sm_90 one
     DMMA.16x8x16), the wgmma rung HGMMA (an mma.sync rung without HMMA, or a wgmma rung with only
     HMMA, would be on a slower path than the one it is named for);
+  - the ladder's mbarrier pipelines (pipelined_kernel with MBAR) keep no block-wide barrier in
+    the main loop: one BAR.SYNC (after initializing the mbarriers) against two in the barrier
+    pipelines (prologue and loop), mbarrier waits (SYNCS.PHASECHK) and cp.async arrivals
+    (ARRIVES.LDGSTSBAR) instead;
   - each expected family is present at all (so the test cannot pass by reading the wrong files).
 
 Usage: sass_test.py CUOBJDUMP BUILD_DIR [--sm90a=ON|OFF]
@@ -34,6 +38,9 @@ EXPECTED_OPCODES = [
     ("wgmma_tma_kernelI", "HGMMA", True),  # True: only in sm_90a builds
     ("wgmma_persistent_kernelI", "HGMMA", True),
 ]
+# The ladder's pipelined kernel: the last template argument is MBAR (Lb1E: mbarriers, Lb0E: one
+# __syncthreads per k-tile), then the parameter list.
+PIPELINED = re.compile(r"pipelined_kernelI.*ELb([01])EEEvPK")
 SKIPPED = 77  # CTest's SKIP_RETURN_CODE for this test
 LOCAL_MEMORY = re.compile(r"\b(LDL|STL)(\.[A-Z0-9]+)*\b")
 
@@ -116,6 +123,19 @@ def main(argv):
                 print(f"FAIL {name}: no {opcode} instruction")
             else:
                 print(f"OK   {name}: {count} {opcode}")
+    # 3. The mbarrier pipelines wait on mbarriers, not on a block-wide barrier per k-tile.
+    pipelined = {n: (PIPELINED.search(n).group(1) == "1", s) for n, s in kernels.items()
+                 if PIPELINED.search(n)}
+    if not any(mbar for mbar, _ in pipelined.values()) or all(mbar for mbar, _ in pipelined.values()):
+        failures += 1
+        print("FAIL pipelined_kernel: expected instances both with and without mbarriers")
+    for name, (mbar, sass) in sorted(pipelined.items()):
+        count = lambda op: sum(1 for l in sass if re.search(r"\b" + op + r"\b", l))
+        bars, waits, arrivals = count(r"BAR\.SYNC"), count(r"SYNCS\.PHASECHK"), count(r"ARRIVES\.LDGSTSBAR")
+        ok = (bars == 1 and waits > 0 and arrivals > 0) if mbar else (bars == 2 and waits == 0)
+        failures += not ok
+        print(f"{'OK  ' if ok else 'FAIL'} {name}: {bars} BAR.SYNC, {waits} mbarrier waits, "
+              f"{arrivals} cp.async arrivals ({'mbarrier' if mbar else 'barrier'} pipeline)")
     print(f"{'FAIL' if failures else 'OK'}   sass_test: {failures} failure(s)")
     return 1 if failures else 0
 
