@@ -17,8 +17,8 @@
 //     right after it, so their latency hides behind the last k step's FMAs.
 //   - Addresses: the block's k-tile is a 64-bit pointer per operand, advanced once per k-tile;
 //     each thread's copies are 32-bit offsets from it fixed for the whole loop (one IMAD.WIDE per
-//     row of A the thread copies; the k and column steps within a row, and all of a thread's B
-//     copies, which share one k row, are immediates). Shared addresses are one stage offset plus
+//     row of A or B the thread copies; the k and column steps within a row are immediates, and
+//     a thread's B copies share one k row wherever that keeps them conflict-free). Shared addresses are one stage offset plus
 //     compile-time immediates. So a block tile's offsets must fit in 32 bits: BM * K and BK * N
 //     below 2^31 (refused otherwise).
 //   - The FMAs of a k step walk the thread tile row by row in alternating directions (zigzag):
@@ -111,19 +111,28 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   const int a_k0 = (BM % A_STEP == 0 ? 0 : (tid / KL) / BM * KL) + tid % KL;  // k
   auto a_dm = [](int j) { return BM % A_STEP == 0 ? (j * A_STEP) % BM : 0; };
   auto a_dk = [](int j) { return BM % A_STEP == 0 ? (j * A_STEP) / BM * KL : j * (A_STEP / BM) * KL; };
-  // B: all of a thread's copies lie in one k row, B_TPR pieces apart (B_TPR threads share a row,
-  // reading it in consecutive pieces: coalesced), so they sit compile-time offsets from one
-  // pointer; rows a pass apart would be run-time multiples of N, a 64-bit add per copy.
+  // B, where the threads of a k row still fill a shared-memory phase (128 bytes: conflict-free
+  // copies, whole 128-byte lines): all of a thread's copies lie in one k row, B_TPR pieces apart,
+  // at compile-time offsets from one pointer. Otherwise (4-byte copies with few threads per row)
+  // copy j of a thread is piece tid + j * THREADS of the row-major walk, whose rows a pass apart
+  // are run-time multiples of N.
   constexpr int B_PER_ROW = BN / B_ELEMS;  // pieces per k row
-  constexpr int B_TPR = THREADS / BK;      // threads per k row
-  static_assert(THREADS % BK == 0 && B_PER_ROW % B_TPR == 0, "B copies tile the k rows");
-  const int b_r0 = tid / B_TPR;
-  const int b_c0 = tid % B_TPR * B_ELEMS;
-  auto b_dc = [](int j) { return j * B_TPR * B_ELEMS; };
+  constexpr int B_TPR = THREADS / BK;      // threads per k row with one row per thread
+  constexpr bool B_ONE_ROW = THREADS % BK == 0 && B_PER_ROW % B_TPR == 0 &&
+                             B_TPR * B_ELEMS * int(sizeof(T)) >= 128;
+  static_assert(B_ONE_ROW || THREADS % B_PER_ROW == 0 || B_PER_ROW % THREADS == 0,
+                "B copies tile the rows");
+  const int b_r0 = B_ONE_ROW ? tid / B_TPR : THREADS % B_PER_ROW == 0 ? tid / B_PER_ROW : 0;
+  const int b_c0 = (B_ONE_ROW ? tid % B_TPR : THREADS % B_PER_ROW == 0 ? tid % B_PER_ROW : tid) * B_ELEMS;
+  auto b_dr = [](int j) { return B_ONE_ROW ? 0 : (j * THREADS) / B_PER_ROW; };
+  auto b_dc = [](int j) {
+    return B_ONE_ROW ? j * B_TPR * B_ELEMS
+                     : (THREADS % B_PER_ROW == 0 ? 0 : (j * THREADS) % B_PER_ROW * B_ELEMS);
+  };
 
   // Global: one pointer per operand to the thread's first copy in the current k-tile, advanced
-  // once per k-tile; A's other copies sit a block-uniform 32-bit offset away (a multiple of K:
-  // a uniform register) plus a compile-time one (an immediate), B's an immediate only.
+  // once per k-tile; the other copies sit a block-uniform 32-bit offset away (a multiple of K
+  // or N: a uniform register; none for B's one-row copies) plus a compile-time one (an immediate).
   const T* a_src = A + std::int64_t(row0 + a_m0) * K + a_k0;
   const T* b_src = B + std::int64_t(b_r0) * N + col0 + b_c0;
   const std::int64_t b_step = std::int64_t(BK) * N;
@@ -149,13 +158,13 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
     }
 #pragma unroll
     for (int j = 0; j < B_LOADS; ++j) {
-      const T* src = b_src + b_dc(j);
-      const std::uint32_t dst = b_dst + (stage + b_dc(j)) * sizeof(T);
+      const T* src = b_src + b_dr(j) * N + b_dc(j);
+      const std::uint32_t dst = b_dst + (stage + b_dr(j) * BN + b_dc(j)) * sizeof(T);
       if constexpr (MODE == 0) {
         cp_async_if<B_ELEMS * sizeof(T)>(dst, src, exists);
       } else {
         // mode 1: N % V == 0, so a 16-byte piece is all in or all out
-        const bool ok = k0 + b_r0 < K && col0 + b_c0 + b_dc(j) < N;
+        const bool ok = k0 + b_r0 + b_dr(j) < K && col0 + b_c0 + b_dc(j) < N;
         cp_async_zfill<B_ELEMS * sizeof(T)>(dst, ok ? src : B, ok);
       }
     }
