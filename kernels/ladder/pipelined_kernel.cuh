@@ -141,7 +141,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   const std::uint32_t b_dst = smem_base + (L::A_STAGE + b_r0 * BN + b_c0) * sizeof(T);
 
   // Copies k-tile `kt` (where a_src and b_src point) into the stage at element offset
-  // `stage`. Tiles past the end: mode 0 skips them (predicate), modes 1-2 zero-fill them.
+  // `stage`. Tiles past the end: mode 0 skips them (predicate), modes 1-2 zero-fill them (from
+  // the unchecked address: a zero-filling copy reads nothing; a select of an address inside the
+  // matrix cost two instructions per copy).
   auto load_tile = [&](int stage, int kt) {
     const int k0 = kt * BK;
     const bool exists = kt < k_tiles;
@@ -153,7 +155,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
         cp_async_if<sizeof(T)>(dst, src, exists);
       } else {
         const bool ok = row0 + a_m0 + a_dm(j) < M && k0 + a_k0 + a_dk(j) < K;
-        cp_async_zfill<sizeof(T)>(dst, ok ? src : A, ok);
+        cp_async_zfill<sizeof(T)>(dst, src, ok);
       }
     }
 #pragma unroll
@@ -165,7 +167,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
       } else {
         // mode 1: N % V == 0, so a 16-byte piece is all in or all out
         const bool ok = k0 + b_r0 + b_dr(j) < K && col0 + b_c0 + b_dc(j) < N;
-        cp_async_zfill<B_ELEMS * sizeof(T)>(dst, ok ? src : B, ok);
+        cp_async_zfill<B_ELEMS * sizeof(T)>(dst, src, ok);
       }
     }
     a_src += BK;
