@@ -1,23 +1,27 @@
-// fp64-ceiling: how much of the FP64 pipe an 8 x 8 register-blocked inner loop can keep busy on
-// this GPU, without any GEMM around it (no global memory, no barriers, no tails). Each thread
-// runs the ladder's FP64 inner loop, acc[i][j] += a[i] * b[j] for an 8 x 8 thread tile, over and
-// over, with its fragments either kept in registers or loaded from shared memory every k step as
-// the ladder's kernels load them (paired lanes, 16-byte loads). The rows say what the best
-// CUDA-core rung can at most reach with this instruction mix, and what each part costs:
-//   registers, row order    DFMAs alone, in the plain loop order
+// fp64-ceiling: how busy an 8 x 8 register-blocked inner loop keeps the FP64 pipe on this GPU,
+// without any GEMM around it (no global memory, no barriers, no tails). Each thread runs the
+// ladder's FP64 inner loop, acc[i][j] += a[i] * b[j] for an 8 x 8 thread tile, over and over,
+// with its fragments either kept in registers or loaded from shared memory one k step ahead, as
+// the ladder's kernels load them (paired lanes, compile-time offsets, double-buffered):
+//   registers, row order    DFMAs alone, in the plain loop order: the pipe's reach
 //   registers, zigzag       DFMAs alone, rows walked in alternating directions (the ladder's order)
 //   shared, 16-byte loads   + 8 LDS.128 per 64 DFMAs (the ladder's FP64 8 x 8 inner loop)
 //   shared, 8-byte loads    + 16 LDS.64 per 64 DFMAs
+// The register rows bound any kernel with this tile; the shared rows are the kernels' inner loop
+// with nothing else around it, what a rung built on it is read against.
 // Timed: kernel only, CUDA events, the best of 5 launches after a warm-up; the SM clock is
 // measured inside the kernel (clock64 against the global timer), and the percentages are of the
 // FP64 FMA peak at the maximum clock and at the measured one.
 //
 // Usage: fp64-ceiling [--blocks-per-sm=N] (default 2 blocks of 128 threads: 8 warps per SM, as the
-// tuned FP64 rung). Exit status: 0, 1 on a CUDA error, 2 on bad usage or no GPU.
+// tuned FP64 rung; N above what fits an SM is refused). Exit status: 0, 1 on a CUDA error, 2 on
+// bad usage or no GPU.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -39,42 +43,55 @@ __device__ std::uint64_t global_timer_ns() {
 template <Feed FEED, bool ZIGZAG>
 __global__ void __launch_bounds__(kThreads) inner_loop(double* out, int iterations, double seed,
                                                        unsigned long long* clock) {
-  // kSteps rows of A and of B, 64 16-byte chunks each: the k rows of a 128-wide stage.
-  __shared__ double2 stage[2][kSteps][64];
-  for (int i = threadIdx.x; i < 2 * kSteps * 64; i += blockDim.x)
+  // Two sets of kSteps rows of A and of B, 64 16-byte chunks each: the k rows of a 128-wide
+  // stage. Iterations alternate between the sets, so the loads cannot be hoisted out of the loop
+  // while every row offset stays a compile-time immediate, as in the ladder's kernels.
+  __shared__ double2 stage[2][2 * kSteps][64];
+  for (int i = threadIdx.x; i < 2 * 2 * kSteps * 64; i += blockDim.x)
     (&stage[0][0][0])[i] = make_double2(seed + i, seed - i);
   __syncthreads();
   const int lane = threadIdx.x % 32;
   const int lane_m = (lane & 1) | (lane >> 1) / 8 * 2, lane_n = (lane >> 1) % 8;  // paired lanes
-  double acc[kTile][kTile] = {}, a[kTile], b[kTile];
+  double acc[kTile][kTile] = {}, a[2][kTile], b[2][kTile];
   for (int i = 0; i < kTile; ++i) {
-    a[i] = seed + i * threadIdx.x;
-    b[i] = seed * i + 1e-3 * threadIdx.x;
+    a[0][i] = a[1][i] = seed + i * threadIdx.x;
+    b[0][i] = b[1][i] = seed * i + 1e-3 * threadIdx.x;
   }
+  // Fragments of k step k of the set `set` into register buffer `buf`: loaded one k step ahead
+  // of their use, double-buffered as in the ladder's kernels.
+  auto load = [&](int buf, int set, int k) {
+    if constexpr (FEED == Feed::lds128) {
+#pragma unroll
+      for (int c = 0; c < kTile / 2; ++c) {
+        const double2 x = stage[0][set * kSteps + k][lane_m + c * 4];
+        const double2 y = stage[1][set * kSteps + k][lane_n + c * 8];
+        a[buf][2 * c] = x.x, a[buf][2 * c + 1] = x.y, b[buf][2 * c] = y.x, b[buf][2 * c + 1] = y.y;
+      }
+    } else if constexpr (FEED == Feed::lds64) {
+      const double* as = &stage[0][set * kSteps + k][0].x;
+      const double* bs = &stage[1][set * kSteps + k][0].x;
+#pragma unroll
+      for (int c = 0; c < kTile; ++c) a[buf][c] = as[lane_m + c * 4], b[buf][c] = bs[lane_n + c * 8];
+    }
+  };
   const long long c0 = clock64();
   const std::uint64_t t0 = global_timer_ns();
+  load(0, 0, 0);
   for (int it = 0; it < iterations; ++it) {
+    const int set = it & 1;
 #pragma unroll
     for (int k = 0; k < kSteps; ++k) {
-      const int row = (k + it) % kSteps;
-      if constexpr (FEED == Feed::lds128) {
-#pragma unroll
-        for (int c = 0; c < kTile / 2; ++c) {
-          const double2 x = stage[0][row][lane_m + c * 4], y = stage[1][row][lane_n + c * 8];
-          a[2 * c] = x.x, a[2 * c + 1] = x.y, b[2 * c] = y.x, b[2 * c + 1] = y.y;
-        }
-      } else if constexpr (FEED == Feed::lds64) {
-        const double* as = &stage[0][row][0].x;
-        const double* bs = &stage[1][row][0].x;
-#pragma unroll
-        for (int c = 0; c < kTile; ++c) a[c] = as[lane_m + c * 4], b[c] = bs[lane_n + c * 8];
+      if (k + 1 < kSteps) {
+        load((k + 1) % 2, set, k + 1);
+      } else {
+        load(0, set ^ 1, 0);
       }
 #pragma unroll
       for (int i = 0; i < kTile; ++i)
 #pragma unroll
         for (int jj = 0; jj < kTile; ++jj) {
           const int j = ZIGZAG && i % 2 ? kTile - 1 - jj : jj;
-          acc[i][j] = fma(a[i], b[j], acc[i][j]);
+          acc[i][j] = fma(a[k % 2][i], b[k % 2][j], acc[i][j]);
         }
     }
   }
@@ -132,6 +149,20 @@ int run(int blocks_per_sm) {
   }
   const auto peak = gemm::peak_gflops(device->cc_major, device->cc_minor, device->sm_count,
                                       device->max_sm_clock_khz, gemm::Precision::fp64);
+  int resident = 0;  // the fewest blocks per SM of the four kernels
+  for (const void* k : {reinterpret_cast<const void*>(inner_loop<Feed::registers, false>),
+                        reinterpret_cast<const void*>(inner_loop<Feed::registers, true>),
+                        reinterpret_cast<const void*>(inner_loop<Feed::lds128, true>),
+                        reinterpret_cast<const void*>(inner_loop<Feed::lds64, true>)}) {
+    int n = 0;
+    GEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0));
+    resident = resident == 0 ? n : std::min(resident, n);
+  }
+  if (blocks_per_sm > resident) {
+    std::fprintf(stderr, "fp64-ceiling: --blocks-per-sm=%d: at most %d blocks of %d threads fit an "
+                 "SM with these kernels' registers\n", blocks_per_sm, resident, kThreads);
+    return 2;
+  }
   const int blocks = device->sm_count * blocks_per_sm;
   double* out = nullptr;
   unsigned long long* clock = nullptr;

@@ -2,18 +2,20 @@
 # compute-sanitizer over the rungs: memcheck (out-of-bounds and misaligned accesses), racecheck
 # (shared-memory hazards between threads), synccheck (barriers that not every thread reaches)
 # and initcheck (reads of uninitialized global memory), each on the GPU tests' CorrectnessTails
-# suite (every ladder and tensor-core rung at shapes with whole tiles and tails in M, N and K) and
+# suite (every ladder and tensor-core rung at shapes with whole tiles and tails in M, N and K),
+# CorrectnessTunedConfigs (the tuned rung's configuration of every size at those shapes) and
 # CorrectnessPersistent (the persistent grids at a shape where each block walks several tiles).
 # One log per tool under OUT_DIR; the summary line of each log is printed.
 #
 # Usage: scripts/sanitize.sh [OUT_DIR]     (default: sanitizer-logs)
-#   SANITIZE_TOOLS=memcheck,racecheck,synccheck,initcheck   SANITIZE_FILTER=CorrectnessTails/*:CorrectnessPersistent/*
+#   SANITIZE_TOOLS=memcheck,racecheck,synccheck,initcheck
+#   SANITIZE_FILTER=CorrectnessTails/*:CorrectnessPersistent/*:CorrectnessTunedConfigs/*
 # Exit status: 0 every tool clean, 1 a tool reported errors or a test failed, 2 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-sanitizer-logs}
 tests=${BUILD_DIR:-$root/build}/tests/gpu_tests
-filter=${SANITIZE_FILTER:-CorrectnessTails/*:CorrectnessPersistent/*}
+filter=${SANITIZE_FILTER:-CorrectnessTails/*:CorrectnessPersistent/*:CorrectnessTunedConfigs/*}
 IFS=, read -r -a tools <<<"${SANITIZE_TOOLS:-memcheck,racecheck,synccheck,initcheck}"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 sanitizer=$(command -v compute-sanitizer) ||

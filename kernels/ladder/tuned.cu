@@ -30,6 +30,9 @@ std::vector<TunedEntry>& tuned_table() {
 }
 
 void fill_tuned_tables() {
+  static bool filled = false;
+  if (filled) return;
+  filled = true;
 #define LADDER_TUNED(T, SIZE, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR)          \
   tuned_table<T>().push_back(                                                                 \
       {SIZE, pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, -1, MBAR>( \
@@ -82,6 +85,19 @@ void add_tuned(std::vector<Variant>& out) {
 }
 
 }  // namespace
+
+std::vector<Variant> tuned_configurations() {
+  fill_tuned_tables();
+  std::vector<Variant> out;
+  auto add = [&](const Variant& v) {  // a configuration that won at several sizes, once
+    for (const Variant& o : out)
+      if (o.precision == v.precision && o.params == v.params) return;
+    out.push_back(v);
+  };
+  for (const auto& e : tuned_table<float>()) add(e.variant);
+  for (const auto& e : tuned_table<double>()) add(e.variant);
+  return out;
+}
 
 void add_tuned_variants(std::vector<Variant>& out) {
   fill_tuned_tables();

@@ -4,6 +4,7 @@
 
 #include "cuda_check.h"
 #include "gpu_test_support.h"
+#include "ladder/ladder_families.h"
 #include "tags.h"
 
 namespace gemm::test {
@@ -123,6 +124,52 @@ INSTANTIATE_TEST_SUITE_P(CorrectnessPersistent, CorrectnessPersistentGrid,
                          ::testing::Combine(::testing::ValuesIn(persistent_variant_indices()),
                                             ::testing::ValuesIn(kManyTiles)),
                          case_name);
+
+// The tuned rung's configuration of every size, each in the modes the tail shapes need: at the
+// test shapes `tuned` itself runs only the smallest size's configuration (it picks by size), and
+// the sweep's instances take whole tiles only. Besides the tail shapes, one with a single
+// partial k-tile: fewer k-tiles than the pipelines keep in flight. scripts/sanitize.sh runs this
+// suite too.
+const std::vector<GemmShape> kTunedConfigShapes = {{300, 270, 72}, {300, 264, 76}, {129, 131, 5}};
+
+const std::vector<Variant>& tuned_configs() {
+  static const std::vector<Variant> configs = tuned_configurations();
+  return configs;
+}
+
+class CorrectnessTunedConfig
+    : public ::testing::TestWithParam<std::tuple<std::size_t, GemmShape>> {};
+
+TEST_P(CorrectnessTunedConfig, MatchesReference) {
+  GEMM_REQUIRE_GPU();
+  const Variant& v = tuned_configs()[std::get<0>(GetParam())];
+  const GemmShape shape = std::get<1>(GetParam());
+  if (auto refused = check_launch(v, shape, device().limits)) GTEST_SKIP() << *refused;
+  TestData& data = test_data(v.precision, shape);
+  const Verification r = run_and_verify(v, data);
+  EXPECT_EQ(r.unwritten, 0) << "elements left unwritten (still NaN)";
+  EXPECT_TRUE(r.passed) << v.name() << " " << to_string(v.precision) << " " << shape.to_string()
+                        << ": max_rel_err " << r.max_rel_err << " > " << r.tolerance;
+}
+
+std::vector<std::size_t> tuned_config_indices() {
+  std::vector<std::size_t> indices(tuned_configs().size());
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+  return indices;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CorrectnessTunedConfigs, CorrectnessTunedConfig,
+    ::testing::Combine(::testing::ValuesIn(tuned_config_indices()),
+                       ::testing::ValuesIn(kTunedConfigShapes)),
+    [](const ::testing::TestParamInfo<CorrectnessTunedConfig::ParamType>& info) {
+      const Variant& v = tuned_configs()[std::get<0>(info.param)];
+      std::string name = to_string(v.precision) + "_" + v.name() + "_" +
+                         std::get<1>(info.param).to_string();
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
   GEMM_REQUIRE_GPU();
