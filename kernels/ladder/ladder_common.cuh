@@ -53,9 +53,9 @@ __device__ __forceinline__ double2 zero_vec(double) { return make_double2(0.0, 0
 
 // --- cp.async (sm_80+): global -> shared without a register round trip ------------------------
 // `valid == false` copies nothing and zero-fills the destination (src-size 0), so a tile's
-// out-of-range elements read as zero without a branch around the copy. src-size is the bytes read
-// (PTX ISA), so with 0 the source address may lie outside the matrix, as CUTLASS's zero-fills use
-// it (memcheck over the tail shapes reports no access): no select of a safe address per copy.
+// out-of-range elements read as zero without a branch around the copy. With src-size 0 no byte
+// of the source is read, so its address may lie outside the matrix (compute-sanitizer memcheck
+// over the tail shapes agrees): no select of a safe address per copy.
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }

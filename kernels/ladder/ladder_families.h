@@ -17,8 +17,4 @@ void add_rasterized_variants(std::vector<Variant>& out);      // rung 7
 void add_mbarrier_stages_variants(std::vector<Variant>& out); // rung 8
 void add_tuned_variants(std::vector<Variant>& out);           // rung 9
 
-// The tuned rung's configurations (tuned_configs.inc; one that won at several sizes once), each
-// taking any shape in its three modes. `tuned` runs the one of the size nearest a shape; the tests run them all.
-std::vector<Variant> tuned_configurations();
-
 }  // namespace gemm

@@ -4,10 +4,9 @@
 // its last shared read of the stage; a warp waits only for the k-tile it is about to read and,
 // before refilling a stage, for the reads of the k-tile two back. So a warp may run up to a
 // k-tile ahead of the slowest one instead of meeting it at every barrier, and one block per SM
-// no longer stalls all its warps at once: the stall on the block-wide barrier goes
-// (stall_barrier), and the larger block tiles this allows cut the L2 -> SM traffic per FMA
-// (128 x 128 against 64 x 128: 2/3). 4 stages: rung 7's two k-tiles in flight plus the one of
-// slack.
+// no longer stalls all its warps at once: the stall on the block-wide barrier goes (stall_barrier),
+// and the larger block tiles this allows cut the L2 -> SM traffic per FMA (to 2/3 at 128 x 128
+// against 64 x 128). 4 stages: rung 7's two k-tiles in flight plus the one of slack.
 #include "families.h"
 #include "ladder_families.h"
 #include "pipelined_kernel.cuh"

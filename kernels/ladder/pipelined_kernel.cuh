@@ -59,10 +59,9 @@ struct PipelineLayout {
   static constexpr int A_STAGE = BK * A_PITCH, B_STAGE = BK * BN;
   static constexpr int STAGE = A_STAGE + B_STAGE;  // elements per stage: As then Bs
   static constexpr std::size_t TILE_BYTES = std::size_t(STAGES) * STAGE * sizeof(T);
-  // MBAR: a "landed" and a "free" mbarrier per stage after the tiles (TILE_BYTES is a multiple
-  // of 8: every stage is whole elements of BK rows of an even pitch).
+  // MBAR: a "landed" and a "free" mbarrier per stage after the tiles, 8-byte aligned:
+  static_assert(TILE_BYTES % sizeof(std::uint64_t) == 0, "BK rows of an even pitch per stage");
   static constexpr std::size_t SMEM_BYTES = TILE_BYTES + (MBAR ? 2 * STAGES * sizeof(std::uint64_t) : 0);
-  static_assert(TILE_BYTES % sizeof(std::uint64_t) == 0, "the mbarriers after the tiles are 8-byte aligned");
   static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
 };
 

@@ -14,6 +14,7 @@
 #include "families.h"
 #include "ladder_families.h"
 #include "pipelined_kernel.cuh"
+#include "tuned_configs.h"
 
 namespace gemm {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "cuda_check.h"
 #include "gpu_test_support.h"
-#include "ladder/ladder_families.h"
+#include "ladder/tuned_configs.h"
 #include "tags.h"
 
 namespace gemm::test {
