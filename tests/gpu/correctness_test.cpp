@@ -22,6 +22,23 @@ std::vector<std::size_t> device_variant_indices() {
   return indices;
 }
 
+// Runs v at shape on fresh inputs over NaN-poisoned output and checks it against the reference.
+void expect_matches_reference(const Variant& v, const GemmShape& shape) {
+  TestData& data = test_data(v.precision, shape);
+  const Verification r = run_and_verify(v, data);
+  EXPECT_EQ(r.unwritten, 0) << "elements left unwritten (still NaN)";
+  EXPECT_TRUE(r.passed) << v.name() << " " << to_string(v.precision) << " " << shape.to_string()
+                        << ": max_rel_err " << r.max_rel_err << " > " << r.tolerance;
+}
+
+// A test name from a variant and a shape: precision_name_shape, non-alphanumerics as '_'.
+std::string test_case_name(const Variant& v, const GemmShape& shape) {
+  std::string name = to_string(v.precision) + "_" + v.name() + "_" + shape.to_string();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
 class CorrectnessVariant
     : public ::testing::TestWithParam<std::tuple<std::size_t, GemmShape>> {};
 
@@ -40,19 +57,11 @@ TEST_P(CorrectnessVariant, MatchesReference) {
     GTEST_SKIP() << v.name() << " at " << shape.to_string()
                  << ": fewer than 64 single-thread blocks take tens of seconds here; this "
                     "variant is checked at the three smaller odd shapes";
-  TestData& data = test_data(v.precision, shape);
-  const Verification r = run_and_verify(v, data);
-  EXPECT_EQ(r.unwritten, 0) << "elements left unwritten (still NaN)";
-  EXPECT_TRUE(r.passed) << v.name() << " " << to_string(v.precision) << " " << shape.to_string()
-                        << ": max_rel_err " << r.max_rel_err << " > " << r.tolerance;
+  expect_matches_reference(v, shape);
 }
 
 std::string case_name(const ::testing::TestParamInfo<CorrectnessVariant::ParamType>& info) {
-  const Variant& v = all_variants()[std::get<0>(info.param)];
-  std::string name = to_string(v.precision) + "_" + v.name() + "_" + std::get<1>(info.param).to_string();
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+  return test_case_name(all_variants()[std::get<0>(info.param)], std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(Correctness, CorrectnessVariant,
@@ -113,11 +122,7 @@ TEST_P(CorrectnessPersistentGrid, WalksSeveralTilesPerBlock) {
   ASSERT_GT(bm * bn, 0) << v.name() << ": no bm/bn parameters";
   const std::int64_t tiles = ((shape.m + bm - 1) / bm) * ((shape.n + bn - 1) / bn);
   ASSERT_LT(v.plan(shape).grid.count(), tiles) << "every block would run a single tile";
-  TestData& data = test_data(v.precision, shape);
-  const Verification r = run_and_verify(v, data);
-  EXPECT_EQ(r.unwritten, 0) << "elements left unwritten (still NaN)";
-  EXPECT_TRUE(r.passed) << v.name() << " " << shape.to_string() << ": max_rel_err "
-                        << r.max_rel_err << " > " << r.tolerance;
+  expect_matches_reference(v, shape);
 }
 
 INSTANTIATE_TEST_SUITE_P(CorrectnessPersistent, CorrectnessPersistentGrid,
@@ -145,11 +150,7 @@ TEST_P(CorrectnessTunedConfig, MatchesReference) {
   const Variant& v = tuned_configs()[std::get<0>(GetParam())];
   const GemmShape shape = std::get<1>(GetParam());
   if (auto refused = check_launch(v, shape, device().limits)) GTEST_SKIP() << *refused;
-  TestData& data = test_data(v.precision, shape);
-  const Verification r = run_and_verify(v, data);
-  EXPECT_EQ(r.unwritten, 0) << "elements left unwritten (still NaN)";
-  EXPECT_TRUE(r.passed) << v.name() << " " << to_string(v.precision) << " " << shape.to_string()
-                        << ": max_rel_err " << r.max_rel_err << " > " << r.tolerance;
+  expect_matches_reference(v, shape);
 }
 
 std::vector<std::size_t> tuned_config_indices() {
@@ -163,12 +164,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(tuned_config_indices()),
                        ::testing::ValuesIn(kTunedConfigShapes)),
     [](const ::testing::TestParamInfo<CorrectnessTunedConfig::ParamType>& info) {
-      const Variant& v = tuned_configs()[std::get<0>(info.param)];
-      std::string name = to_string(v.precision) + "_" + v.name() + "_" +
-                         std::get<1>(info.param).to_string();
-      for (char& c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      return name;
+      return test_case_name(tuned_configs()[std::get<0>(info.param)], std::get<1>(info.param));
     });
 
 TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
