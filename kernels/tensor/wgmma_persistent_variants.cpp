@@ -2,7 +2,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 
 #include "families.h"
@@ -39,31 +38,12 @@ void add_wgmma_persistent_variants(std::vector<Variant>& out) {
     v.origin = "the wgmma + TMA block (producer warpgroup, setmaxnreg) on a persistent grid: one "
                "block per SM, k-tile pipeline running on across tiles, grouped tile order";
     v.outputs_per_thread = double(t.bm) * t.bn / (t.consumers() * 128);
-    v.plan = [c, i](const GemmShape& s) {
-      LaunchPlan p;
-      p.block = {c.tile.threads(), 1, 1};
-      p.grid = {tensor::wgmma_persistent_blocks(c, int(s.m), int(s.n)), 1, 1};
-      p.dynamic_smem_bytes = c.tile.smem_bytes();
-#ifdef GEMM_HAVE_SM90A
-      p.kernel = tensor::wgmma_persistent_kernel(i);
-#else
-      (void)i;
-#endif
-      return p;
-    };
-    v.run = [i](const Operands& ops, cudaStream_t stream) {
-#ifdef GEMM_HAVE_SM90A
-      tensor::wgmma_persistent_run(i, static_cast<const float*>(ops.a),
-                                   static_cast<const float*>(ops.b), static_cast<float*>(ops.c),
-                                   int(ops.shape.m), int(ops.shape.n), int(ops.shape.k), stream);
-#else
-      (void)i;
-      (void)ops;
-      (void)stream;
-      throw std::logic_error(
-          "wgmma_persistent: built without sm_90a (the variant refuses every shape)");
-#endif
-    };
+    tensor::set_wgmma_launch(
+        v, t, i,
+        [c](const GemmShape& s) {
+          return Dim3{tensor::wgmma_persistent_blocks(c, int(s.m), int(s.n)), 1, 1};
+        },
+        tensor::kWgmmaPersistentEntryPoints);
     out.push_back(std::move(v));
   }
 }

@@ -1,13 +1,21 @@
-// The pieces the wgmma rungs share (sm_90a): the tile geometry, the k-tile's wgmmas with B^T as
-// the register operand, the conflict-free fragment loads of B^T from its swizzled TMA boxes, and
-// the store of the C^T accumulators. wgmma_tma.cu explains the operand layout; the kernels differ
-// in how blocks walk the tiles (one tile per block, or a persistent grid).
+// The pieces the wgmma rungs share (sm_90a): the tile geometry, the stages with their full/empty
+// barriers and the producer's and consumers' step on them, the k-tile's wgmmas with B^T as the
+// register operand, the conflict-free fragment loads of B^T from its swizzled TMA boxes, the
+// store of the C^T accumulators, and the host side's table of instances. wgmma_tma.cu explains
+// the operand layout; the kernels differ in how blocks walk the tiles (one tile per block, or a
+// persistent grid).
 #pragma once
 
+#include <cuda.h>
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
+#include "launch.cuh"
 #include "sm90a_ptx.cuh"
+#include "tma_maps.h"
 #include "wgmma_tma.h"
 
 namespace gemm::tensor {
@@ -22,6 +30,8 @@ struct WgTile {
   static constexpr int B_BYTES = BN * BK * 4;
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int ACC = BM / 2;  // FP32 accumulators per thread: 64 x BM / 128 threads
+  // The stages, the full/empty barriers, 1 KB of slack for the alignment (WgmmaTmaConfig's).
+  static constexpr std::size_t SMEM_BYTES = std::size_t(STAGES) * STAGE_BYTES + 2 * STAGES * 8 + 1024;
   static_assert(BM == 128 || BM == 256, "wgmma N (= BM here) of 128 or 256");
   static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "64 columns per consumer warpgroup");
   static_assert(A_BYTES % 1024 == 0 && STAGE_BYTES % 1024 == 0, "1024-byte aligned tiles");
@@ -77,6 +87,60 @@ __device__ __forceinline__ void mma_k_tile(float (&d)[BM / 2], const unsigned ch
   wgmma_wait<0>();  // the stage (and the fragment registers) are free again
 }
 
+// The stages in dynamic shared memory, aligned to 1024 bytes (the 128-byte swizzle pattern
+// repeats every 1024 bytes and wgmma assumes it starts aligned), and their barriers: "full"
+// completes when the producer's TMA bytes of a stage have landed, "empty" when every consumer
+// warp has released it. `it` counts the block's k-tiles in the order the producer issues them;
+// stage it % STAGES, phase it / STAGES.
+template <int BM, int BN, int STAGES>
+struct WgPipeline {
+  using P = WgTile<BM, BN, STAGES>;
+  unsigned char* smem;
+  std::uint64_t* full;
+  std::uint64_t* empty;
+
+  // Thread 0 initializes the barriers; every thread returns after the block barrier.
+  __device__ __forceinline__ explicit WgPipeline(unsigned char* smem_raw) {
+    const std::uint32_t raw_addr = smem_addr(smem_raw);
+    smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);  // the SMEM_BYTES slack pays for it
+    full = reinterpret_cast<std::uint64_t*>(smem + STAGES * P::STAGE_BYTES);
+    empty = full + STAGES;
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_init(&full[s], 1);                  // the producer's arrive.expect_tx
+        mbar_init(&empty[s], P::CONSUMERS * 4);  // one arrival per consumer warp
+      }
+      fence_barrier_init();
+    }
+    __syncthreads();
+  }
+
+  // The producer thread: k-tile kt of the block tile at (m0, n0) into the stage of `it`, once the
+  // consumers have released that stage's previous k-tile.
+  __device__ __forceinline__ void produce(int it, int kt, int m0, int n0, const CUtensorMap& map_a,
+                                          const CUtensorMap& map_b) const {
+    const int s = it % STAGES;
+    if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+    unsigned char* stage = smem + s * P::STAGE_BYTES;
+    mbar_arrive_expect_tx(&full[s], P::STAGE_BYTES);
+    tma_load_2d(stage, &map_a, kt * P::BK, m0, &full[s]);
+#pragma unroll
+    for (int j = 0; j < BN / 32; ++j)
+      tma_load_2d(stage + P::A_BYTES + j * P::B_BOX_BYTES, &map_b, n0 + 32 * j, kt * P::BK,
+                  &full[s]);
+  }
+
+  // A consumer warp: waits for the k-tile of `it`, multiplies it into d, releases the stage.
+  __device__ __forceinline__ void consume(float (&d)[BM / 2], int it, const FragmentSlot& slot,
+                                          int lane) const {
+    const int s = it % STAGES;
+    mbar_wait(&full[s], (it / STAGES) & 1);
+    mma_k_tile<BM, BN, STAGES>(d, smem + s * P::STAGE_BYTES, slot);
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&empty[s]);
+  }
+};
+
 // d holds C^T: fragment row g <-> column n, row g + 8 <-> column n + 1; fragment column
 // 8i + 2t (+1) <-> row m (+1) of C. N % 4 == 0 and n even: n < N implies n + 1 < N.
 template <int BM>
@@ -93,6 +157,28 @@ __device__ __forceinline__ void store_c_transposed(const float (&d)[BM / 2], flo
       *reinterpret_cast<float2*>(C + std::size_t(m + 1) * N + n) =
           make_float2(d[4 * i + 1], d[4 * i + 3]);
   }
+}
+
+// --- host: a family's instances by configuration index ----------------------------------------
+// Every wgmma kernel has this signature; Family::kernel<I>() names the instance of configuration
+// I (a compile-time index into the family's table in wgmma_tma.h).
+using WgKernel = void (*)(const float*, const float*, float*, int, int, int, CUtensorMap,
+                          CUtensorMap);
+
+template <typename Family, std::size_t... I>
+WgKernel wg_kernel_at(int config, std::index_sequence<I...>) {
+  static const std::array<WgKernel, sizeof...(I)> table = {Family::template kernel<I>()...};
+  return table.at(std::size_t(config));
+}
+
+// Launches `kernel` on the variant's plan with the tensor maps of its block rows.
+inline void wg_launch(WgKernel kernel, int bm, const LaunchPlan& plan, const Operands& ops,
+                      cudaStream_t stream) {
+  const auto* a = static_cast<const float*>(ops.a);
+  const auto* b = static_cast<const float*>(ops.b);
+  const int m = int(ops.shape.m), n = int(ops.shape.n), k = int(ops.shape.k);
+  const TmaMapPair& maps = tma_maps_for(bm, WgmmaTmaConfig::bk, a, b, m, n, k);
+  launch(plan, stream, kernel, a, b, static_cast<float*>(ops.c), m, n, k, maps.a, maps.b);
 }
 
 }  // namespace gemm::tensor

@@ -43,14 +43,6 @@
 #define GEMM_HAVE_SM90A 1  // this file is the sm_90a build: see the declarations in wgmma_tma.h
 #endif
 
-#include <cuda.h>
-
-#include <array>
-#include <utility>
-
-#include "launch.cuh"
-#include "sm90a_ptx.cuh"
-#include "tma_maps.h"
 #include "wgmma_tile.cuh"
 
 namespace gemm::tensor {
@@ -65,40 +57,15 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   (void)A;
   (void)B;  // read through the tensor maps
   extern __shared__ unsigned char smem_raw[];
-  // Align the tiles to 1024 bytes (the smem_bytes() slack pays for it).
-  const std::uint32_t raw_addr = smem_addr(smem_raw);
-  unsigned char* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + STAGES * P::STAGE_BYTES);
-  std::uint64_t* empty = full + STAGES;
-
+  const WgPipeline<BM, BN, STAGES> pipe(smem_raw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int k_tiles = (K + P::BK - 1) / P::BK;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbar_init(&full[s], 1);                   // the producer's arrive.expect_tx
-      mbar_init(&empty[s], P::CONSUMERS * 4);   // one arrival per consumer warp
-    }
-    fence_barrier_init();
-  }
-  __syncthreads();
-
   if (warp >= P::CONSUMERS * 4) {  // the producer warpgroup
     setmaxnreg_dec<PRODUCER_REGS>();
-    if (warp == P::CONSUMERS * 4 && lane == 0) {
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        const int s = kt % STAGES;
-        if (kt >= STAGES) mbar_wait(&empty[s], ((kt / STAGES) - 1) & 1);
-        unsigned char* stage = smem + s * P::STAGE_BYTES;
-        mbar_arrive_expect_tx(&full[s], P::STAGE_BYTES);
-        tma_load_2d(stage, &map_a, kt * P::BK, m0, &full[s]);
-#pragma unroll
-        for (int j = 0; j < BN / 32; ++j)
-          tma_load_2d(stage + P::A_BYTES + j * P::B_BOX_BYTES, &map_b, n0 + 32 * j, kt * P::BK,
-                      &full[s]);
-      }
-    }
+    if (warp == P::CONSUMERS * 4 && lane == 0)
+      for (int kt = 0; kt < k_tiles; ++kt) pipe.produce(kt, kt, m0, n0, map_a, map_b);
     return;
   }
 
@@ -108,61 +75,31 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   float d[P::ACC];
 #pragma unroll
   for (int i = 0; i < P::ACC; ++i) d[i] = 0.0f;
-
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    const int s = kt % STAGES;
-    mbar_wait(&full[s], (kt / STAGES) & 1);
-    mma_k_tile<BM, BN, STAGES>(d, smem + s * P::STAGE_BYTES, slot);
-    __syncwarp();
-    if (lane == 0) mbar_arrive(&empty[s]);
-  }
+  for (int kt = 0; kt < k_tiles; ++kt) pipe.consume(d, kt, slot, lane);
   store_c_transposed<BM>(d, C, M, N, m0, n0, slot);
 }
 
-template <int I>
-constexpr auto kernel_of() {
-  constexpr WgmmaTmaConfig c = kWgmmaTmaConfigs[I];
-  return wgmma_tma_kernel<c.bm, c.bn, c.stages, c.producer_registers(), c.consumer_registers()>;
-}
+struct Instances {
+  template <int I>
+  static constexpr WgKernel kernel() {
+    constexpr WgmmaTmaConfig c = kWgmmaTmaConfigs[I];
+    static_assert(WgTile<c.bm, c.bn, c.stages>::SMEM_BYTES == c.smem_bytes(),
+                  "host and device agree on the shared-memory size");
+    return wgmma_tma_kernel<c.bm, c.bn, c.stages, c.producer_registers(), c.consumer_registers()>;
+  }
+};
 
-template <int I>
-void run_config(const float* A, const float* B, float* C, int M, int N, int K,
-                cudaStream_t stream) {
-  constexpr WgmmaTmaConfig c = kWgmmaTmaConfigs[I];
-  static_assert(c.smem_bytes() ==
-                std::size_t(c.stages) * WgTile<c.bm, c.bn, c.stages>::STAGE_BYTES +
-                    2 * c.stages * 8 + 1024,
-                "host and device agree on the shared-memory size");
-  const TmaMapPair& maps = tma_maps_for(c.bm, WgmmaTmaConfig::bk, A, B, M, N, K);
-  LaunchPlan plan;
-  plan.block = {c.threads(), 1, 1};
-  plan.grid = {ceil_div(N, c.bn), ceil_div(M, c.bm), 1};
-  plan.dynamic_smem_bytes = c.smem_bytes();
-  launch(plan, stream, kernel_of<I>(), A, B, C, M, N, K, maps.a, maps.b);
-}
-
-template <std::size_t... I>
-constexpr std::array<const void*, sizeof...(I)> kernel_table(std::index_sequence<I...>) {
-  return {reinterpret_cast<const void*>(kernel_of<I>())...};
-}
-
-using RunFn = void (*)(const float*, const float*, float*, int, int, int, cudaStream_t);
-template <std::size_t... I>
-constexpr std::array<RunFn, sizeof...(I)> run_table(std::index_sequence<I...>) {
-  return {&run_config<I>...};
+WgKernel instance(int config) {
+  return wg_kernel_at<Instances>(config, std::make_index_sequence<kWgmmaTmaConfigCount>{});
 }
 
 }  // namespace
 
-const void* wgmma_tma_kernel(int config) {
-  static const auto table = kernel_table(std::make_index_sequence<kWgmmaTmaConfigCount>{});
-  return table.at(std::size_t(config));
-}
+const void* wgmma_tma_kernel(int config) { return reinterpret_cast<const void*>(instance(config)); }
 
-void wgmma_tma_run(int config, const float* A, const float* B, float* C, int M, int N, int K,
-                   cudaStream_t stream) {
-  static const auto table = run_table(std::make_index_sequence<kWgmmaTmaConfigCount>{});
-  table.at(std::size_t(config))(A, B, C, M, N, K, stream);
+void wgmma_tma_launch(int config, const LaunchPlan& plan, const Operands& ops,
+                      cudaStream_t stream) {
+  wg_launch(instance(config), kWgmmaTmaConfigs[config].bm, plan, ops, stream);
 }
 
 }  // namespace gemm::tensor

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,16 +77,31 @@ Variant wgmma_variant(const std::string& family, std::vector<Param> fields, bool
 // block fits an SM), at most one per tile; without a device, one per tile.
 int wgmma_persistent_blocks(const WgmmaPersistentConfig& c, int M, int N);
 
+// A family's sm_90a entry points: the kernel of configuration `config` (an index into the
+// family's table above) and its launch on the variant's plan. Defined in wgmma_tma.cu and
+// wgmma_persistent.cu; null where the sm_90a object library was not built.
+struct WgmmaEntryPoints {
+  const void* (*kernel)(int config);
+  void (*launch)(int config, const LaunchPlan& plan, const Operands& ops, cudaStream_t stream);
+};
 #ifdef GEMM_HAVE_SM90A
-// Defined in wgmma_persistent.cu (sm_90a). `config` indexes kWgmmaPersistentConfigs.
-const void* wgmma_persistent_kernel(int config);
-void wgmma_persistent_run(int config, const float* A, const float* B, float* C, int M, int N,
-                          int K, cudaStream_t stream);
-
-// Defined in wgmma_tma.cu (sm_90a). `config` indexes kWgmmaTmaConfigs.
 const void* wgmma_tma_kernel(int config);
-void wgmma_tma_run(int config, const float* A, const float* B, float* C, int M, int N, int K,
-                   cudaStream_t stream);
+void wgmma_tma_launch(int config, const LaunchPlan& plan, const Operands& ops, cudaStream_t stream);
+const void* wgmma_persistent_kernel(int config);
+void wgmma_persistent_launch(int config, const LaunchPlan& plan, const Operands& ops,
+                             cudaStream_t stream);
+inline constexpr WgmmaEntryPoints kWgmmaTmaEntryPoints{wgmma_tma_kernel, wgmma_tma_launch};
+inline constexpr WgmmaEntryPoints kWgmmaPersistentEntryPoints{wgmma_persistent_kernel,
+                                                             wgmma_persistent_launch};
+#else
+inline constexpr WgmmaEntryPoints kWgmmaTmaEntryPoints{nullptr, nullptr};
+inline constexpr WgmmaEntryPoints kWgmmaPersistentEntryPoints{nullptr, nullptr};
 #endif
+
+// The plan and run of configuration `config` of a family: `tile`'s block and shared memory,
+// `grid` for the shape, the family's kernel. Without sm_90a the run throws (the variants refuse
+// every shape before it could be called).
+void set_wgmma_launch(Variant& v, const WgmmaTmaConfig& tile, int config,
+                      std::function<Dim3(const GemmShape&)> grid, WgmmaEntryPoints entry);
 
 }  // namespace gemm::tensor

@@ -48,6 +48,25 @@ Variant tensor::wgmma_variant(const std::string& family, std::vector<Param> fiel
   return v;
 }
 
+void tensor::set_wgmma_launch(Variant& v, const WgmmaTmaConfig& tile, int config,
+                              std::function<Dim3(const GemmShape&)> grid,
+                              WgmmaEntryPoints entry) {
+  v.plan = [tile, config, grid, entry](const GemmShape& s) {
+    LaunchPlan p;
+    p.block = {tile.threads(), 1, 1};
+    p.grid = grid(s);
+    p.dynamic_smem_bytes = tile.smem_bytes();
+    if (entry.kernel) p.kernel = entry.kernel(config);
+    return p;
+  };
+  const std::string family = v.family;
+  v.run = [plan = v.plan, config, entry, family](const Operands& ops, cudaStream_t stream) {
+    if (!entry.launch)
+      throw std::logic_error(family + ": built without sm_90a (the variant refuses every shape)");
+    entry.launch(config, plan(ops.shape), ops, stream);
+  };
+}
+
 void add_wgmma_tma_variants(std::vector<Variant>& out) {
   using tensor::kWgmmaTmaConfigs;
   using tensor::WgmmaTmaConfig;
@@ -61,30 +80,10 @@ void add_wgmma_tma_variants(std::vector<Variant>& out) {
     v.origin = "wgmma.mma_async m64n" + std::to_string(c.bm) +
                "k8 tf32 (A operand in registers), TMA tiles on mbarriers, producer warpgroup";
     v.outputs_per_thread = double(c.bm) * c.bn / (c.consumers() * 128);
-    v.plan = [c, i](const GemmShape& s) {
-      LaunchPlan p;
-      p.block = {c.threads(), 1, 1};
-      p.grid = {(s.n + c.bn - 1) / c.bn, (s.m + c.bm - 1) / c.bm, 1};
-      p.dynamic_smem_bytes = c.smem_bytes();
-#ifdef GEMM_HAVE_SM90A
-      p.kernel = tensor::wgmma_tma_kernel(i);
-#else
-      (void)i;
-#endif
-      return p;
-    };
-    v.run = [i](const Operands& ops, cudaStream_t stream) {
-#ifdef GEMM_HAVE_SM90A
-      tensor::wgmma_tma_run(i, static_cast<const float*>(ops.a), static_cast<const float*>(ops.b),
-                            static_cast<float*>(ops.c), int(ops.shape.m), int(ops.shape.n),
-                            int(ops.shape.k), stream);
-#else
-      (void)i;
-      (void)ops;
-      (void)stream;
-      throw std::logic_error("wgmma_tma: built without sm_90a (the variant refuses every shape)");
-#endif
-    };
+    tensor::set_wgmma_launch(
+        v, c, i,
+        [c](const GemmShape& s) { return Dim3{(s.n + c.bn - 1) / c.bn, (s.m + c.bm - 1) / c.bm, 1}; },
+        tensor::kWgmmaTmaEntryPoints);
     out.push_back(std::move(v));
   }
 }
