@@ -8,14 +8,18 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <iomanip>
 #include <sstream>
 
 #include "benchmark_names.h"
-#include "clock_probe.h"
 #include "cuda_check.h"
 #include "metric_catalogue.h"
+#include "launched_kernels.h"
+#include "nvml.h"
 #include "nvtx_range.h"
 #include "reference.h"
+#include "reporters.h"
+#include "run_log.h"
 #include "tags.h"
 #include "timing.h"
 #include "variant_facts.h"
@@ -47,6 +51,7 @@ struct CaseState {
   std::string error;
   bool counters_done = false;
   CounterValues counters;
+  std::string kernels_json;  // "kernels": [...] of a library call, recorded once
   bool failure_counted = false;
 };
 
@@ -55,14 +60,32 @@ struct BenchCase {
   GemmShape shape;
   bool end_to_end = false;
   bool counters_capped = false;  // above the variant's counters_max_work: no hardware counters
+  std::string name;   // registered benchmark name (without /manual_time)
   std::string range;  // NVTX range name
   std::shared_ptr<CaseState> state = std::make_shared<CaseState>();
 };
 
-// Median cuBLAS time per (precision, shape) in this run, for pct_of_cublas.
-std::map<std::string, double>& cublas_medians() {
-  static std::map<std::string, double> medians;
+// cuBLAS per (precision, shape) in this run, for pct_of_cublas: median launch time and the
+// median SM clock it ran at (0: unknown).
+struct ReferenceTime {
+  double ms = 0;
+  double clock_mhz = 0;
+};
+std::map<std::string, ReferenceTime>& cublas_medians() {
+  static std::map<std::string, ReferenceTime> medians;
   return medians;
+}
+
+// Sustained for the shapes the options name, a short burst warm-up otherwise (enough for the
+// clock to leave its idle state).
+WarmupPolicy warmup_policy(const Options& o, const GemmShape& s) {
+  WarmupPolicy p;
+  if (o.profile) return p;  // one launch: ncu profiles the timed launch after it
+  const bool sustained =
+      o.sustained_from_edge && s.work() >= std::pow(double(*o.sustained_from_edge), 3);
+  p.min_load_s = sustained ? o.sustained_s : 0.02;
+  p.settle = sustained;
+  return p;
 }
 
 std::string cublas_key(Precision p, const GemmShape& s) { return to_string(p) + s.to_string(); }
@@ -122,19 +145,57 @@ std::function<void()> timed_work(const BenchCase& c, Workspace& ws, cudaStream_t
   };
 }
 
-double cublas_median_ms(Precision p, Workspace& ws, cudaStream_t stream) {
+ReferenceTime cublas_reference_time(Precision p, Workspace& ws, StudyContext& ctx) {
   const std::string key = cublas_key(p, ws.shape);
   auto& medians = cublas_medians();
   if (auto it = medians.find(key); it != medians.end()) return it->second;
-  // The cuBLAS benchmark was filtered out: time it here, outside any "timed" range.
+  // The cuBLAS benchmark was filtered out: time it here, in the same power state as the
+  // benchmarks it is compared with, outside any "timed" range.
   NvtxRange range{"cublas_reference"};
   const Variant& ref = cublas_variant(p);
   const Operands ops = operands(ws, false);
-  auto launch = [&] { ref.run(ops, stream); };
-  time_single_launch_ms(launch, stream);  // warm-up
-  std::vector<double> samples;
-  for (int i = 0; i < 15; ++i) samples.push_back(time_single_launch_ms(launch, stream));
-  return medians[key] = median(samples);
+  auto launch = [&] { ref.run(ops, ctx.stream); };
+  const Nvml& nvml = Nvml::for_device(ctx.device->ordinal);
+  warm_up(launch, ctx.stream, warmup_policy(ctx.options, ws.shape), nvml);
+  TimingResult t;
+  for (int i = 0; i < 15; ++i) {
+    Sample s;
+    s.ms = time_single_launch_ms(launch, ctx.stream);
+    if (const auto reading = nvml.clock()) s.sm_mhz = reading->sm_mhz;
+    t.samples.push_back(s);
+  }
+  summarize_samples(t);
+  return medians[key] = {t.median_ms, t.median_clock_mhz};
+}
+
+// "kernels": [...], the kernels a library call ran for this shape, or why they are unknown.
+std::string kernels_json(const std::function<void()>& launch) {
+  try {
+    std::string out = "\"kernels\": [";
+    const auto names = launched_kernels(launch);
+    for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + json_string(names[i]);
+    return out + "]";
+  } catch (const std::exception& e) {
+    return "\"kernels_unavailable\": " + json_string(e.what());
+  }
+}
+
+std::string timing_label(const BenchCase& c, const TimingResult& t, bool host, bool flush_l2) {
+  std::ostringstream label;
+  label << (host ? "host time, one core" : c.end_to_end ? "with H2D+D2H copies, events"
+                                                        : "kernel only, events");
+  label << ", median of " << t.samples.size() - t.flagged << " samples";
+  if (host) return label.str();
+  label << (flush_l2 ? ", cold L2" : ", warm L2");
+  const WarmupResult& w = t.warmup;
+  if (w.sustained) {
+    label << ", sustained (" << std::fixed << std::setprecision(1) << w.under_load_s
+          << " s under load" << (w.settled ? ", clock settled)" : ")");
+  } else if (w.under_load_s > 0) {
+    label << ", burst";
+  }
+  if (t.flagged) label << ", " << t.flagged << " samples flagged (clock drop)";
+  return label.str();
 }
 
 void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
@@ -198,51 +259,57 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     }
     const auto work = timed_work(c, ws, ctx.stream);
     TimingResult t;
-    std::optional<double> clock_mhz;
     std::optional<bool> throttled;
     if (host) {
       StageTimer stage{cs.timing_s};
       t = time_host(state, work);
     } else {
       StageTimer stage{cs.timing_s};
-      double single_ms = 0;
-      {
-        NvtxRange warmup{kWarmupRange};
-        single_ms = time_single_launch_ms(work, ctx.stream);
-      }
+      const Nvml& nvml = Nvml::for_device(ctx.device->ordinal);
+      const WarmupResult warm = warm_up(work, ctx.stream, warmup_policy(ctx.options, c.shape), nvml);
+      const double single_ms = time_single_launch_ms(work, ctx.stream);
       const int batch = ctx.options.profile || c.end_to_end ? 1 : launches_per_iteration(single_ms);
-      t = time_gpu(state, work, ctx.stream, ctx.options.flush_l2, batch);
+      t = time_gpu(state, work, ctx.stream, ctx.options.flush_l2, batch, nvml);
+      t.warmup = warm;
       GEMM_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
       GEMM_CUDA_CHECK(cudaGetLastError());
-      if (!ctx.options.profile) {
-        clock_mhz = measure_sm_clock_mhz(ctx.stream);
-        throttled = clock_throttled(ctx.device->ordinal);
-      }
+      if (nvml.available()) throttled = is_slowdown(t.reasons);
+      if (v.backend == Backend::cublas && !c.end_to_end && !ctx.options.profile &&
+          cs.kernels_json.empty())
+        cs.kernels_json = kernels_json(work);
     }
     if (v.family == "cublas" && !c.end_to_end)
-      cublas_medians()[cublas_key(v.precision, c.shape)] = t.median_ms;
+      cublas_medians()[cublas_key(v.precision, c.shape)] = {t.median_ms, t.median_clock_mhz};
 
     const double gflops = c.shape.flops() / (t.median_ms * 1e6);
     state.counters["gflops"] = gflops;
     state.counters["median_ms"] = t.median_ms;
-    state.counters["timed_iterations"] = double(t.samples);
+    state.counters["timed_iterations"] = double(t.samples.size());
     state.counters["launches_per_iteration"] = t.launches_per_iteration;
     state.counters["max_rel_err"] = cs.verification.max_rel_err;
-    if (!host && !c.end_to_end)
-      state.counters["pct_of_cublas"] =
-          100.0 * cublas_median_ms(v.precision, ws, ctx.stream) / t.median_ms;
-    if (clock_mhz) state.counters["sm_clock_mhz"] = *clock_mhz;
-    if (throttled) state.counters["clock_throttled"] = *throttled ? 1 : 0;
+    if (!host && !c.end_to_end) {
+      const ReferenceTime ref = cublas_reference_time(v.precision, ws, ctx);
+      state.counters["pct_of_cublas"] = 100.0 * ref.ms / t.median_ms;
+      // The same comparison in SM cycles: a clock difference between the two runs cancels.
+      if (ref.clock_mhz > 0 && t.median_clock_mhz > 0)
+        state.counters["pct_of_cublas_cycles"] =
+            100.0 * ref.ms * ref.clock_mhz / (t.median_ms * t.median_clock_mhz);
+    }
+    if (!host) {
+      if (t.median_clock_mhz > 0) state.counters["sm_clock_mhz"] = t.median_clock_mhz;
+      if (throttled) state.counters["clock_throttled"] = *throttled ? 1 : 0;
+      state.counters["samples_flagged"] = double(t.flagged);
+      state.counters["sustained"] = t.warmup.sustained ? 1 : 0;
+      state.counters["warmup_s"] = t.warmup.seconds;
+    }
     if (!ctx.options.profile && !host) attach_counters(state, c, ws, ctx);
     state.counters["stage_verify_s"] = cs.verify_s;
     state.counters["stage_timing_s"] = cs.timing_s;
     state.counters["stage_counters_s"] = cs.counters_s;
 
-    std::string label = host ? "host time, one core, median"
-                             : (c.end_to_end ? "with H2D+D2H copies, events, median"
-                                             : "kernel only, events, median");
-    label += ctx.options.flush_l2 ? ", cold L2" : (host ? "" : ", warm L2");
-    state.SetLabel(label);
+    state.SetLabel(timing_label(c, t, host, ctx.options.flush_l2));
+    run_log().record(c.name, state.iterations(),
+                     samples_json(t) + (cs.kernels_json.empty() ? "" : ", " + cs.kernels_json));
   } catch (const std::exception& e) {
     cs.error = e.what();
     report_failure(state, cs);
@@ -299,6 +366,7 @@ Registration register_study(const StudyContext& ctx) {
     c.variant = &v;
     c.shape = s;
     c.end_to_end = end_to_end;
+    c.name = name;
     c.range = nvtx_range_name(name);
     const double counters_cap =
         o.counters_cap_edge ? std::pow(double(*o.counters_cap_edge), 3) : v.counters_max_work;

@@ -16,6 +16,7 @@
 #include "benchmark_names.h"
 #include "cuda_check.h"
 #include "gemm_benchmark.h"
+#include "nvml.h"
 #include "reporters.h"
 #include "tags.h"
 
@@ -65,11 +66,31 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   benchmark::AddCustomContext("verification",
                               "once per benchmark on NaN-poisoned output against an FP64 "
                               "(host) or double-double (device) reference; counter max_rel_err");
-  benchmark::AddCustomContext("clock",
-                              "sm_clock_mhz: clock64 cycles over %globaltimer ns of a probe "
-                              "kernel right after the timed launches; clock_throttled: NVML "
-                              "clock-event reasons other than idle, application or display "
-                              "clock settings at that moment");
+  benchmark::AddCustomContext(
+      "clock",
+      "every timed iteration is a sample with its SM clock: NVML's current SM clock read right "
+      "before and right after it (averaged); a sample more than 2% below the benchmark's median "
+      "clock is flagged and left out of median_ms; sm_clock_mhz: median clock of the unflagged "
+      "samples; clock_throttled: a power or thermal clock-event reason during any sample; "
+      "samples.slowdown names them");
+  benchmark::AddCustomContext(
+      "power_state",
+      ctx.options.sustained_from_edge
+          ? "sustained for M*N*K >= " + std::to_string(*ctx.options.sustained_from_edge) +
+                "^3: launches back to back until the GPU has been under load for " +
+                std::to_string(ctx.options.sustained_s) +
+                " s (load just before counts) and the clock has settled; burst below (20 ms "
+                "of load first); counter sustained per benchmark"
+          : "burst: 20 ms of load before each benchmark's samples (--sustained-from=off)");
+  if (ctx.device) {
+    const gemm::Nvml& nvml = gemm::Nvml::for_device(ctx.device->ordinal);
+    if (const auto mhz = nvml.max_sm_mhz())
+      benchmark::AddCustomContext("sm_clock_max_mhz_nvml", std::to_string(int(*mhz)));
+    if (const auto watts = nvml.power_limit_w())
+      benchmark::AddCustomContext("power_limit_w", std::to_string(int(*watts)));
+    if (!nvml.available())
+      benchmark::AddCustomContext("clock_unavailable", nvml.why_unavailable());
+  }
   benchmark::AddCustomContext("input_seed", std::to_string(ctx.seed));
   benchmark::AddCustomContext("git_revision", GEMM_GIT_REVISION);
   benchmark::AddCustomContext("gemm_build_type", GEMM_BUILD_TYPE);

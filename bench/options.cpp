@@ -153,6 +153,13 @@ const std::vector<Flag>& flags() {
       {"--tags", true, [](Options& o, const std::string& v) { o.tags = parse_tags(v); }},
       {"--min-time", true,
        [](Options& o, const std::string& v) { o.min_time_s = parse_seconds(v, "--min-time"); }},
+      {"--sustained-from", true,
+       [](Options& o, const std::string& v) {
+         o.sustained_from_edge = v == "off" ? std::nullopt
+                                            : std::optional(parse_positive(v, "--sustained-from"));
+       }},
+      {"--sustained-s", true,
+       [](Options& o, const std::string& v) { o.sustained_s = parse_seconds(v, "--sustained-s"); }},
       {"--seed", true,
        [](Options& o, const std::string& v) { o.seed = std::uint64_t(parse_positive(v, "--seed")); }},
       {"--ncu-command", true, [](Options& o, const std::string& v) { o.ncu_command_for = v; }},
@@ -346,8 +353,10 @@ std::string help_text() {
 
 Every benchmark is one variant x precision x shape, named
   gemm/<fp32|fp64>/<variant>/m:<M>/n:<N>/k:<K>/manual_time
-Times are kernel-only (CUDA events around the launches, after warm-up); GFLOP/s comes from the
-median launch time. gemm_e2e/... benchmarks include the host-device copies (seed 001).
+Times are kernel-only (CUDA events around the launches, after warm-up); each timed iteration
+is a sample with its SM clock (NVML, read on both sides of it); a sample whose clock is more
+than 2% below the benchmark's median clock is flagged, and GFLOP/s comes from the median launch
+time of the unflagged samples. gemm_e2e/... benchmarks include the host-device copies (seed 001).
 Each benchmark is first verified against an FP64 (or double-double) reference; a wrong result
 is an error, never a number. Counters come from CUPTI in separate launches, outside the timing.
 
@@ -362,6 +371,12 @@ Options (before or among the --benchmark_* flags):
   --end-to-end=on|off       also register gemm_e2e/... benchmarks (default on)
   --flush-l2                flush L2 before every timed iteration (default: warm L2)
   --min-time=SECONDS        GPU time per benchmark (default 0.1)
+  --sustained-from=N|off    time shapes with M*N*K >= N^3 in the sustained power state: the
+                            launches run back to back until the GPU has been under load for
+                            --sustained-s seconds (load just before counts) and the SM clock
+                            has settled (default 2048; off: every shape as a burst, after 20 ms
+                            of load). The results say which state each benchmark measured.
+  --sustained-s=SECONDS     load before a sustained measurement (default 3)
   --seed=N                  seed of the random inputs (default: fresh each run)
   --uncapped                lift the caps on slow variants and on their counters (below)
   --counters-cap=N          counters of the counter-capped variants (below) up to N^3

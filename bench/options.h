@@ -30,6 +30,10 @@ struct Options {
   std::vector<std::string> tags;                    // --tags=a,b: variants with any of them
                                                     // (empty: all but tag "tuning"; "all": all)
   double min_time_s = 0.1;                          // --min-time=SECONDS per benchmark
+  // --sustained-from=N|off: shapes with M*N*K >= N^3 are timed in the sustained power state
+  // (after --sustained-s seconds under load and a settled clock); smaller ones as a burst.
+  std::optional<std::int64_t> sustained_from_edge = 2048;
+  double sustained_s = 3.0;                         // --sustained-s=SECONDS
   std::optional<std::uint64_t> seed;                // --seed=N for the random inputs
   std::optional<std::string> ncu_command_for;       // --ncu-command=BENCHMARK_NAME
   bool help = false;

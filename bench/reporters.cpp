@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "options.h"
+#include "run_log.h"
 
 namespace gemm {
 
@@ -50,6 +51,10 @@ bool color_terminal() {
 
 std::string insert_first_member(const std::string& entries, const std::string& key,
                                 const std::string& value_json) {
+  return insert_first_members(entries, json_string(key) + ": " + value_json);
+}
+
+std::string insert_first_members(const std::string& entries, const std::string& members) {
   // JSONReporter opens each run's object with "{\n" and never puts '{' inside a string it
   // writes before the first member, so the first '{' of each run is the object's.
   const auto brace = entries.find('{');
@@ -57,8 +62,7 @@ std::string insert_first_member(const std::string& entries, const std::string& k
   const auto line_end = entries.find('\n', brace);
   if (line_end == std::string::npos) return entries;
   const std::string indent(6, ' ');
-  return entries.substr(0, line_end + 1) + indent + json_string(key) + ": " + value_json + ",\n" +
-         entries.substr(line_end + 1);
+  return entries.substr(0, line_end + 1) + indent + members + ",\n" + entries.substr(line_end + 1);
 }
 
 void FactsJsonReporter::ReportRuns(const std::vector<Run>& runs) {
@@ -68,9 +72,16 @@ void FactsJsonReporter::ReportRuns(const std::vector<Run>& runs) {
     SetOutputStream(&text);
     JSONReporter::ReportRuns({run});
     SetOutputStream(file);
-    const auto facts = facts_.find(run.run_name.function_name);
-    *file << (facts == facts_.end() ? text.str()
-                                    : insert_first_member(text.str(), "variant", facts->second));
+    const std::string& name = run.run_name.function_name;
+    std::string members;
+    if (const auto facts = facts_.find(name); facts != facts_.end())
+      members = "\"variant\": " + facts->second;
+    // Aggregates (mean, median, ...) summarise runs that already carry their samples.
+    if (run.run_type == Run::RT_Iteration) {
+      const std::string extra = run_log().take(name, run.iterations);
+      if (!extra.empty()) members += (members.empty() ? "" : ", ") + extra;
+    }
+    *file << (members.empty() ? text.str() : insert_first_members(text.str(), members));
   }
 }
 

@@ -12,7 +12,8 @@
 
 namespace gemm {
 
-// Google Benchmark's JSON, with "variant": {...} added to every entry of a registered name.
+// Google Benchmark's JSON, with "variant": {...} added to every entry of a registered name, and
+// what the run logged (run_log.h: its samples and clocks, the kernels it ran) to each run.
 class FactsJsonReporter : public benchmark::JSONReporter {
  public:
   // Registered benchmark name (without /manual_time) -> a JSON object's text.
@@ -49,6 +50,9 @@ bool color_terminal();
 // JSONReporter writes for a list of runs). Exposed for its test.
 std::string insert_first_member(const std::string& entries, const std::string& key,
                                 const std::string& value_json);
+
+// Inserts `members` (JSON object members without braces) the same way.
+std::string insert_first_members(const std::string& entries, const std::string& members);
 
 // JSON string literal of `text`, quotes included.
 std::string json_string(const std::string& text);

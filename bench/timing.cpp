@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "benchmark_names.h"
+#include "nvml.h"
 #include "cuda_check.h"
 #include "nvtx_range.h"
 #include "workspace.h"
@@ -34,6 +35,15 @@ class EventPair {
  private:
   cudaEvent_t start_{}, stop_{};
 };
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+LoadTracker& load_tracker() {
+  static LoadTracker tracker;
+  return tracker;
+}
 
 }  // namespace
 
@@ -72,12 +82,88 @@ double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t s
   return events.elapsed_ms();
 }
 
+void LoadTracker::busy(double begin_s, double end_s) {
+  if (since_ < 0 || begin_s - until_ > kIdleGapS) since_ = begin_s;
+  until_ = std::max(until_, end_s);
+}
+
+double LoadTracker::continuous_s(double now_s) const {
+  if (since_ < 0 || now_s - until_ > kIdleGapS) return 0;
+  return until_ - since_;
+}
+
+WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
+                     const WarmupPolicy& policy, const Nvml& nvml) {
+  NvtxRange range{kWarmupRange};
+  WarmupResult r;
+  const double begin = now_s();
+  const double preceding = load_tracker().continuous_s(begin);
+  // One launch always: module loading and first touches stay out of the samples.
+  const double single_ms = time_single_launch_ms(launch, stream);
+  double now = now_s();
+  if (policy.min_load_s > 0 || policy.settle) {
+    // Chunks of about 20 ms between clock readings: long enough to keep the GPU busy, short
+    // enough that the settling test reacts within a few tenths of a second.
+    const int chunk = int(std::clamp(std::ceil(20.0 / std::max(single_ms, 1e-3)), 1.0, 1e5));
+    constexpr std::size_t kSteadyReadings = 5;
+    constexpr double kSteadySpread = 0.01;
+    std::vector<double> clocks;
+    double load_met_at = -1;
+    for (;;) {
+      for (int i = 0; i < chunk; ++i) launch();
+      GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      now = now_s();
+      if (const auto reading = nvml.clock()) clocks.push_back(reading->sm_mhz);
+      const bool load_met = preceding + (now - begin) >= policy.min_load_s;
+      if (load_met && load_met_at < 0) load_met_at = now;
+      if (clocks.size() >= kSteadyReadings) {
+        const auto last = clocks.end() - kSteadyReadings;
+        const auto [lo, hi] = std::minmax_element(last, clocks.end());
+        r.settled = *hi - *lo <= kSteadySpread * *hi;
+      }
+      const bool settle_done = !policy.settle || r.settled || !nvml.available();
+      if (load_met && settle_done) {
+        r.sustained = true;
+        break;
+      }
+      if (load_met && now - load_met_at > policy.max_settle_s) break;  // never settled
+    }
+  }
+  load_tracker().busy(begin, now);
+  r.seconds = now - begin;
+  r.under_load_s = preceding + r.seconds;
+  return r;
+}
+
+void summarize_samples(TimingResult& r) {
+  std::vector<double> clocks;
+  for (const auto& s : r.samples)
+    if (s.sm_mhz > 0) clocks.push_back(s.sm_mhz);
+  const double typical_clock = median(clocks);
+  r.flagged = 0;
+  r.reasons = 0;
+  std::vector<double> kept_ms, kept_clocks;
+  for (auto& s : r.samples) {
+    s.flagged = s.sm_mhz > 0 && s.sm_mhz < typical_clock * (1 - kClockDrop);
+    r.flagged += s.flagged ? 1 : 0;
+    r.reasons |= s.reasons;
+    if (s.flagged) continue;
+    kept_ms.push_back(s.ms);
+    if (s.sm_mhz > 0) kept_clocks.push_back(s.sm_mhz);
+  }
+  // At most half the samples can be flagged (they lie below the median clock), so the kept ones
+  // always decide.
+  r.median_ms = median(kept_ms);
+  r.median_clock_mhz = kept_clocks.empty() ? 0 : median(kept_clocks);
+}
+
 TimingResult time_gpu(benchmark::State& state, const std::function<void()>& launch,
-                      cudaStream_t stream, bool flush, int batch) {
+                      cudaStream_t stream, bool flush, int batch, const Nvml& nvml) {
   TimingResult result;
   result.launches_per_iteration = batch;
   EventPair events;
-  std::vector<double> per_launch_ms;
+  const double begin = now_s();
+  std::optional<ClockReading> before = nvml.clock();
   for (auto _ : state) {
     if (flush) flush_l2(stream);
     {
@@ -86,28 +172,34 @@ TimingResult time_gpu(benchmark::State& state, const std::function<void()>& laun
       for (int i = 0; i < batch; ++i) launch();
       events.stop(stream);
     }
-    const double ms = events.elapsed_ms() / batch;
-    per_launch_ms.push_back(ms);
-    state.SetIterationTime(ms / 1e3);
+    Sample s;
+    s.ms = events.elapsed_ms() / batch;  // synchronizes: the clock below is right after it
+    const std::optional<ClockReading> after = nvml.clock();
+    if (before && after) {
+      s.sm_mhz = 0.5 * (before->sm_mhz + after->sm_mhz);
+      s.reasons = before->reasons | after->reasons;
+    }
+    before = after;
+    result.samples.push_back(s);
+    state.SetIterationTime(s.ms / 1e3);
   }
-  result.samples = per_launch_ms.size();
-  result.median_ms = median(per_launch_ms);
+  load_tracker().busy(begin, now_s());
+  summarize_samples(result);
   return result;
 }
 
 TimingResult time_host(benchmark::State& state, const std::function<void()>& run) {
   TimingResult result;
-  std::vector<double> samples;
   for (auto _ : state) {
     const auto begin = std::chrono::steady_clock::now();
     run();
     const auto end = std::chrono::steady_clock::now();
-    const double ms = std::chrono::duration<double, std::milli>(end - begin).count();
-    samples.push_back(ms);
-    state.SetIterationTime(ms / 1e3);
+    Sample s;
+    s.ms = std::chrono::duration<double, std::milli>(end - begin).count();
+    result.samples.push_back(s);
+    state.SetIterationTime(s.ms / 1e3);
   }
-  result.samples = samples.size();
-  result.median_ms = median(samples);
+  summarize_samples(result);
   return result;
 }
 

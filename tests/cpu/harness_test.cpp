@@ -6,6 +6,7 @@
 
 #include "counters.h"
 #include "reporters.h"
+#include "run_log.h"
 #include "timing.h"
 #include "variant_facts.h"
 #include "workspace.h"
@@ -49,6 +50,86 @@ TEST(LaunchBatching, IterationsLastAtLeastAFifthOfAMillisecond) {
   EXPECT_EQ(launches_per_iteration(NAN), 1);
 }
 
+TimingResult samples_of(const std::vector<std::pair<double, double>>& ms_and_clock) {
+  TimingResult r;
+  for (const auto& [ms, mhz] : ms_and_clock) {
+    Sample s;
+    s.ms = ms;
+    s.sm_mhz = mhz;
+    r.samples.push_back(s);
+  }
+  summarize_samples(r);
+  return r;
+}
+
+TEST(ClockPerSample, ASampleUnderAClockDropIsFlaggedAndLeftOutOfTheMedian) {
+  // Four samples at 1980 MHz, one at 1900 (4% lower: beyond the 2% threshold) and slow.
+  const TimingResult r =
+      samples_of({{1.00, 1980}, {1.02, 1980}, {1.01, 1975}, {1.08, 1900}, {1.03, 1980}});
+  EXPECT_EQ(r.flagged, 1u);
+  EXPECT_TRUE(r.samples[3].flagged);
+  EXPECT_DOUBLE_EQ(r.median_ms, 1.015) << "median of the four unflagged samples";
+  EXPECT_DOUBLE_EQ(r.median_clock_mhz, 1980);
+}
+
+TEST(ClockPerSample, WithinTheThresholdNothingIsFlagged) {
+  const TimingResult r = samples_of({{1.0, 1980}, {1.0, 1950}, {1.0, 1965}});  // 1.5% apart
+  EXPECT_EQ(r.flagged, 0u);
+  EXPECT_DOUBLE_EQ(r.median_clock_mhz, 1965);
+}
+
+TEST(ClockPerSample, AtMostTheSamplesBelowTheMedianClockAreFlagged) {
+  // The median clock is 1900: the two samples at 1800 are flagged, the three kept decide.
+  const TimingResult kept = samples_of({{1, 1900}, {1, 1900}, {1, 1900}, {2, 1800}, {2, 1800}});
+  EXPECT_EQ(kept.flagged, 2u);
+  EXPECT_DOUBLE_EQ(kept.median_ms, 1);
+  const TimingResult half = samples_of({{1, 2000}, {1, 2000}, {2, 1800}, {2, 1800}});
+  EXPECT_EQ(half.flagged, 2u) << "median clock 1900: both 1800 samples are below it by > 2%";
+  EXPECT_DOUBLE_EQ(half.median_ms, 1);
+  // Without clock readings (host code, or no NVML) nothing is flagged.
+  const TimingResult host = samples_of({{1, 0}, {3, 0}, {2, 0}});
+  EXPECT_EQ(host.flagged, 0u);
+  EXPECT_DOUBLE_EQ(host.median_ms, 2);
+  EXPECT_DOUBLE_EQ(host.median_clock_mhz, 0);
+}
+
+TEST(LoadTracker, LoadCountsUntilAnIdleGapLongerThanTheLimit) {
+  LoadTracker t;
+  EXPECT_EQ(t.continuous_s(0), 0) << "never busy";
+  t.busy(10, 12);
+  EXPECT_DOUBLE_EQ(t.continuous_s(12.5), 2);
+  t.busy(13, 14);  // a 1 s gap: still the same stretch of load
+  EXPECT_DOUBLE_EQ(t.continuous_s(14), 4);
+  EXPECT_EQ(t.continuous_s(14 + LoadTracker::kIdleGapS + 0.1), 0) << "cooled down";
+  t.busy(20, 21);  // after a long gap the count starts again
+  EXPECT_DOUBLE_EQ(t.continuous_s(21), 1);
+}
+
+TEST(RunLog, EntriesMatchReportedRunsByIterationsInCallOrder) {
+  RunLog log;
+  // Google Benchmark's calls: probes with 1 and 10 iterations, then repetitions of 100.
+  log.record("b", 1, "\"probe\": 1");
+  log.record("b", 10, "\"probe\": 10");
+  log.record("b", 100, "\"rep\": 0");
+  log.record("b", 100, "\"rep\": 1");
+  EXPECT_EQ(log.take("b", 100), "\"rep\": 0");
+  EXPECT_EQ(log.take("b", 100), "\"rep\": 1");
+  EXPECT_EQ(log.take("b", 100), "") << "consumed";
+  EXPECT_EQ(log.take("b", 10), "") << "the probes before a reported run are dropped";
+  EXPECT_EQ(log.take("other", 1), "");
+}
+
+TEST(RunLog, SamplesJsonHoldsEverySampleWithItsClockAndFlag) {
+  const TimingResult r = samples_of({{1.5, 1980}, {2.5, 1800}, {1.5, 1980}});
+  const std::string json = samples_json(r);
+  EXPECT_EQ(json,
+            "\"samples\": {\"ms\": [1.5, 2.5, 1.5], \"sm_clock_mhz\": [1980, 1800, 1980], "
+            "\"flagged\": [0, 1, 0], \"slowdown\": []}");
+  TimingResult throttled = r;
+  throttled.reasons = 0x4 | 0x1;  // power cap, and idle (not a slowdown)
+  EXPECT_NE(samples_json(throttled).find("\"slowdown\": [\"sw_power_cap\"]"), std::string::npos);
+}
+
 TEST(CounterAggregation, SumsAddUpAndEverythingElseIsWeightedByDuration) {
   const std::vector<std::string> cupti = {"gpu__time_duration.sum", "dram__bytes_read.sum",
                                           "sm__warps_active.avg.pct_of_peak_sustained_active",
@@ -82,6 +163,8 @@ TEST(Reporters, FactsBecomeTheFirstMemberOfEachEntry) {
   EXPECT_EQ(out, ",\n    {\n      \"variant\": {\"family\": \"x\"},\n      \"name\": "
                  "\"gemm/fp32/x/m:1/n:1/k:1/manual_time\",\n      \"real_time\": 1\n    }");
   EXPECT_EQ(insert_first_member("no object", "variant", "{}"), "no object");
+  const std::string two = insert_first_members(entry, "\"a\": 1, \"b\": [2]");
+  EXPECT_NE(two.find("{\n      \"a\": 1, \"b\": [2],\n"), std::string::npos) << two;
 }
 
 TEST(Reporters, JsonStringsAreEscaped) {

@@ -45,6 +45,19 @@ TEST(Options, BadValuesAreOneLineErrors) {
   }
 }
 
+TEST(Options, SustainedStateFromAnEdgeOrOff) {
+  const Options d = parse({});
+  ASSERT_TRUE(d.sustained_from_edge);
+  EXPECT_EQ(*d.sustained_from_edge, 2048);
+  EXPECT_EQ(d.sustained_s, 3.0);
+  EXPECT_FALSE(parse({"--sustained-from=off"}).sustained_from_edge);
+  EXPECT_EQ(*parse({"--sustained-from=1024"}).sustained_from_edge, 1024);
+  EXPECT_EQ(parse({"--sustained-s=0.5"}).sustained_s, 0.5);
+  for (const char* bad : {"--sustained-from=0", "--sustained-from=on", "--sustained-s=0",
+                          "--sustained-s=-1", "--sustained-s=x"})
+    EXPECT_THROW(parse({bad}), OptionError) << bad;
+}
+
 TEST(Options, CountersAndMetrics) {
   const Options o = parse({"--metrics=dram__bytes_read.sum,lts__t_sector_hit_rate.pct"});
   EXPECT_TRUE(o.counters);
