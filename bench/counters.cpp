@@ -39,21 +39,27 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
     status_ = "unavailable: " + disabled_reason;
     return;
   }
-  std::vector<std::string> cupti_names = catalogue_cupti_names();
-  short_names_.clear();
-  for (const auto& m : metric_catalogue()) short_names_.push_back(m.short_name);
-  for (const auto& extra : extra_metrics) {
-    cupti_names.push_back(extra);
-    short_names_.push_back(extra);
-  }
+  // Set 0: every metric (CounterScope::all); set 1: the hardware counters alone.
+  std::vector<std::vector<std::string>> sets(2);
+  short_names_.assign(2, {});
+  auto add = [&](const std::string& cupti, const std::string& short_name) {
+    sets[0].push_back(cupti);
+    short_names_[0].push_back(short_name);
+    if (is_sass_instrumented(cupti)) return;
+    sets[1].push_back(cupti);
+    short_names_[1].push_back(short_name);
+  };
+  for (const auto& m : metric_catalogue()) add(m.cupti_name, m.short_name);
+  for (const auto& extra : extra_metrics) add(extra, extra);
   try {
     GEMM_CUDA_CHECK(cudaSetDevice(device.ordinal));
     GEMM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context
     CUcontext context = current_context();
-    session_ = std::make_unique<CounterSession>(context, device.ordinal, cupti_names);
+    session_ = std::make_unique<CounterSession>(context, device.ordinal, sets);
     status_ = "collected: CUPTI range profiler, auto range, user replay (the launch re-run per pass), " +
-              std::to_string(session_->passes()) + " passes per kernel, each after an unprofiled " +
-              "launch (warm L2) or an L2 flush (--flush-l2)";
+              std::to_string(session_->passes(0)) + " passes per kernel (" +
+              std::to_string(session_->passes(1)) + " for the hardware counters alone, above a " +
+              "counter cap), each after an unprofiled launch (warm L2) or an L2 flush (--flush-l2)";
   } catch (const CountersUnavailable& e) {
     session_.reset();
     status_ = std::string("unavailable: ") + e.what();
@@ -63,22 +69,23 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
 
 CounterValues CounterCollector::collect(const std::function<void()>& launch,
                                        const std::function<void()>& before_each_pass,
-                                       bool warm_up_before_pass) {
+                                       bool warm_up_before_pass, CounterScope scope) {
   if (!session_) throw CountersUnavailable(status_);
+  const std::size_t set = scope == CounterScope::all ? 0 : 1;
   std::vector<KernelCounters> kernels;
   try {
     // The first profile of a process read A and B from HBM again even after a warm-up launch
     // (H100, 1024^3 FP32: 8.4 MB against 0 from ncu): it is run twice, and the first discarded.
-    if (!primed_) session_->profile(launch, before_each_pass, warm_up_before_pass);
+    if (!primed_) session_->profile(set, launch, before_each_pass, warm_up_before_pass);
     primed_ = true;
-    kernels = session_->profile(launch, before_each_pass, warm_up_before_pass);
+    kernels = session_->profile(set, launch, before_each_pass, warm_up_before_pass);
   } catch (const CountersUnavailable& e) {
     session_.reset();
     status_ = std::string("unavailable: ") + e.what();
     std::fprintf(stderr, "gemm-bench: counters %s\n", status_.c_str());
     throw;
   }
-  CounterValues sums = aggregate_kernels(session_->metric_names(), short_names_, kernels);
+  CounterValues sums = aggregate_kernels(session_->metric_names(set), short_names_[set], kernels);
   sums["profiled_kernels"] = double(kernels.size());
   return sums;
 }

@@ -18,6 +18,10 @@ namespace gemm {
 
 using CounterValues = std::map<std::string, double>;
 
+// What a collection measures: every metric, or the hardware counters alone (no SASS-instrumented
+// metric: the kernel runs at full speed, so large shapes of slow kernels stay affordable).
+enum class CounterScope { all, hardware };
+
 class CounterCollector {
  public:
   // Starts the session now, so an unknown --metrics name stops the program before any
@@ -35,12 +39,14 @@ class CounterCollector {
   // `before_each_pass` and `warm_up_before_pass` as in CounterSession::profile.
   CounterValues collect(const std::function<void()>& launch,
                         const std::function<void()>& before_each_pass = {},
-                        bool warm_up_before_pass = false);
+                        bool warm_up_before_pass = false, CounterScope scope = CounterScope::all);
 
  private:
   std::unique_ptr<CounterSession> session_;
   bool primed_ = false;  // whether a profile has run in this process
-  std::vector<std::string> short_names_;  // per session metric; raw name for extras
+  // Per scope (the session's metric sets, in CounterScope order): short name of each metric,
+  // the raw name for extras.
+  std::vector<std::vector<std::string>> short_names_;
   std::string status_ = "not started";
 };
 

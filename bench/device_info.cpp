@@ -1,5 +1,7 @@
 #include "device_info.h"
 
+#include <dlfcn.h>
+
 #include <cuda_runtime_api.h>
 
 #include <cctype>
@@ -33,13 +35,29 @@ int attribute(cudaDeviceAttr attr, int device) {
 
 }  // namespace
 
+namespace {
+
+bool driver_library_present() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib) dlclose(lib);
+  return lib != nullptr;
+}
+
+}  // namespace
+
 std::optional<DeviceInfo> query_device(int ordinal, std::string& why_not) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    why_not = std::string("no CUDA device: cudaGetDeviceCount failed with ") +
-              cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
     cudaGetLastError();
+    // Without any driver the runtime reports an "insufficient" one; say what is really missing.
+    if (status == cudaErrorInsufficientDriver && !driver_library_present())
+      why_not = "no GPU: no NVIDIA driver on this machine (libcuda.so.1 not found)";
+    else if (status == cudaErrorNoDevice)
+      why_not = "no GPU: the NVIDIA driver sees no CUDA device";
+    else
+      why_not = std::string("no CUDA device: cudaGetDeviceCount failed with ") +
+                cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
     return std::nullopt;
   }
   if (count <= ordinal) {

@@ -59,7 +59,7 @@ struct BenchCase {
   const Variant* variant = nullptr;
   GemmShape shape;
   bool end_to_end = false;
-  bool counters_capped = false;  // above the variant's counters_max_work: no hardware counters
+  bool counters_capped = false;  // above the variant's counters_max_work: hardware counters only
   std::string name;   // registered benchmark name (without /manual_time)
   std::string range;  // NVTX range name
   std::shared_ptr<CaseState> state = std::make_shared<CaseState>();
@@ -205,7 +205,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
   if (!cs.counters_done && v.backend != Backend::cpu && !c.end_to_end) {
     cs.counters_done = true;
     if (ctx.device) cs.counters = launch_facts(v, c.shape, ctx.device->limits);
-    if (ctx.counters.available() && !c.counters_capped) {
+    if (ctx.counters.available()) {
       StageTimer stage{cs.counters_s};
       NvtxRange range{kCountersRange};
       const Operands ops = operands(ws, false);
@@ -215,8 +215,10 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
       if (ctx.options.flush_l2) before_each_pass = [&] { flush_l2(ctx.stream); };
       const bool warm_up = !ctx.options.flush_l2;
       try {
-        CounterValues measured =
-            ctx.counters.collect([&] { v.run(ops, ctx.stream); }, before_each_pass, warm_up);
+        // Above the variant's counter cap only the SASS-instrumented metrics are left out.
+        CounterValues measured = ctx.counters.collect(
+            [&] { v.run(ops, ctx.stream); }, before_each_pass, warm_up,
+            c.counters_capped ? CounterScope::hardware : CounterScope::all);
         cs.counters.insert(measured.begin(), measured.end());
       } catch (const CountersUnavailable&) {
         // Reported once by the collector; this benchmark goes on without counters.
@@ -374,8 +376,9 @@ Registration register_study(const StudyContext& ctx) {
     if (collects_counters && !o.uncapped && v.counters_max_work > 0 && s.work() > counters_cap) {
       c.counters_capped = true;
       std::ostringstream why;
-      why << "counters capped: " << v.family << " collects counters only up to M*N*K = "
-          << counters_cap << " (--counters-cap sets it, --uncapped lifts it)";
+      why << "counters capped: " << v.family << " collects its SASS-instrumented counters "
+          << "(instruction counts, shared-memory wavefronts) only up to M*N*K = " << counters_cap
+          << ", hardware counters at every size (--counters-cap sets it, --uncapped lifts it)";
       reg.counters_capped.push_back({name, why.str(), v.family});
     }
     auto* b = benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& st) {

@@ -115,11 +115,13 @@ void print_skipped(const gemm::Registration& reg, const std::string& filter) {
   for (const auto& s : reg.counters_capped)
     if (gemm::filter_selects(s.benchmark, filter)) ++no_counters[s.capped_family];
   for (const auto& [family, count] : no_counters)
-    std::fprintf(stderr, "counters capped: %d %s benchmark(s) timed without hardware counters "
-                 "(--uncapped lifts it; --help lists the caps)\n", count, family.c_str());
+    std::fprintf(stderr, "counters capped: %d %s benchmark(s) with hardware counters only, no "
+                 "SASS-instrumented ones (--uncapped lifts it; --help lists the caps)\n", count,
+                 family.c_str());
 }
 
-void print_list(const gemm::StudyContext& ctx, const gemm::Registration& reg,
+// Lists what would run; false when the filter selects nothing (registered or skipped).
+bool print_list(const gemm::StudyContext& ctx, const gemm::Registration& reg,
                 const std::string& filter) {
   const auto needs_gpu = [&](const gemm::Registered& r) {
     return !ctx.device && r.variant->backend != gemm::Backend::cpu;
@@ -136,6 +138,11 @@ void print_list(const gemm::StudyContext& ctx, const gemm::Registration& reg,
               << (needs_gpu(r) ? "\tneeds a GPU" : "")
               << "\n";
   }
+  const auto selected = [&](const std::string& name) { return gemm::filter_selects(name, filter); };
+  return std::any_of(reg.registered.begin(), reg.registered.end(),
+                     [&](const gemm::Registered& r) { return selected(r.name); }) ||
+         std::any_of(reg.skipped.begin(), reg.skipped.end(),
+                     [&](const gemm::Skipped& s) { return selected(s.benchmark); });
 }
 
 // The name must be a benchmark of this build, not only well formed.
@@ -266,7 +273,9 @@ int run(int argc, char** argv) {
   const std::string filter = benchmark_flag(o.passthrough, "--benchmark_filter").value_or("");
   print_skipped(reg, filter);
   if (o.list) {
-    print_list(ctx, reg, filter);
+    if (!print_list(ctx, reg, filter))
+      return fail(kBadInput, "no benchmark matches --benchmark_filter='" + filter +
+                                 "' with these options (--list without the filter shows them all)");
     return 0;
   }
   if (!ctx.device && !o.cpu_only)

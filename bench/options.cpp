@@ -340,8 +340,10 @@ std::string caps_text() {
     counter_edge = std::max(counter_edge, std::cbrt(v.counters_max_work));
   }
   if (!counter_capped.empty()) {
-    out << "  hardware counters only up to M*N*K <= " << counter_edge << "^3 (--counters-cap "
-        << "sets the edge; above it: timed, counters_available = 0, counters_capped = 1) for";
+    out << "  SASS-instrumented counters (smsp__sass_*: instruction counts, shared-memory "
+        << "wavefronts; they run the kernel 30-150x slower) only up to M*N*K <= " << counter_edge
+        << "^3 (--counters-cap sets the edge; above it hardware counters only, "
+        << "counters_capped = 1) for";
     for (const auto& f : counter_capped) out << " " << f;
     out << "\n";
   }

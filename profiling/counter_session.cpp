@@ -84,55 +84,24 @@ std::optional<std::string> profiler_tool_attached() {
   return std::nullopt;
 }
 
-struct CounterSession::Impl {
-  CUcontext context = nullptr;
+// One metric set: its host object (the metric evaluator), config image and pass count.
+struct MetricSet {
   std::vector<std::string> names;
   std::vector<const char*> c_names;
-  std::string chip;
-  std::vector<std::uint8_t> availability, config, counter_data;
+  std::vector<std::uint8_t> config;
   CUpti_Profiler_Host_Object* host = nullptr;
-  CUpti_RangeProfiler_Object* profiler = nullptr;
   std::size_t passes = 0;
-  bool initialized = false;
-  static constexpr std::size_t kMaxRanges = 64;  // kernels per profiled launch (cuBLAS: 1-3)
 
   void teardown() {
-    if (profiler) {
-      auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
-      p.pRangeProfilerObject = profiler;
-      cuptiRangeProfilerDisable(&p);
-      profiler = nullptr;
-    }
-    if (host) {
-      auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
-      p.pHostObject = host;
-      cuptiProfilerHostDeinitialize(&p);
-      host = nullptr;
-    }
-    if (initialized) {
-      auto p = CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
-      cuptiProfilerDeInitialize(&p);
-      initialized = false;
-    }
+    if (!host) return;
+    auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    p.pHostObject = host;
+    cuptiProfilerHostDeinitialize(&p);
+    host = nullptr;
   }
 
-  void setup(int device) {
-    auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-    CUPTI_CHECK(cuptiProfilerInitialize(&init));
-    initialized = true;
-
-    auto chip_params = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
-    chip_params.deviceIndex = std::size_t(device);
-    CUPTI_CHECK(cuptiDeviceGetChipName(&chip_params));
-    chip = chip_params.pChipName;
-
-    auto avail = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
-    avail.ctx = context;
-    CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&avail));  // size query
-    availability.resize(avail.counterAvailabilityImageSize);
-    avail.pCounterAvailabilityImage = availability.data();
-    CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&avail));
-
+  void setup(const std::string& chip, std::vector<std::uint8_t>& availability) {
+    for (const auto& n : names) c_names.push_back(n.c_str());
     auto host_init = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host_init.pChipName = chip.c_str();
@@ -175,16 +144,64 @@ struct CounterSession::Impl {
     num_passes.pConfigImage = config.data();
     CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&num_passes));
     passes = num_passes.numOfPasses;
+  }
+};
 
+struct CounterSession::Impl {
+  CUcontext context = nullptr;
+  std::vector<MetricSet> sets;
+  std::string chip;
+  std::vector<std::uint8_t> availability, counter_data;
+  CUpti_RangeProfiler_Object* profiler = nullptr;
+  bool initialized = false;
+  static constexpr std::size_t kMaxRanges = 64;  // kernels per profiled launch (cuBLAS: 1-3)
+
+  void teardown() {
+    if (profiler) {
+      auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+      p.pRangeProfilerObject = profiler;
+      cuptiRangeProfilerDisable(&p);
+      profiler = nullptr;
+    }
+    for (auto& set : sets) set.teardown();
+    if (initialized) {
+      auto p = CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
+      cuptiProfilerDeInitialize(&p);
+      initialized = false;
+    }
+  }
+
+  void setup(int device) {
+    auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+    CUPTI_CHECK(cuptiProfilerInitialize(&init));
+    initialized = true;
+
+    auto chip_params = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+    chip_params.deviceIndex = std::size_t(device);
+    CUPTI_CHECK(cuptiDeviceGetChipName(&chip_params));
+    chip = chip_params.pChipName;
+
+    auto avail = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+    avail.ctx = context;
+    CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&avail));  // size query
+    availability.resize(avail.counterAvailabilityImageSize);
+    avail.pCounterAvailabilityImage = availability.data();
+    CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&avail));
+
+    for (auto& set : sets) set.setup(chip, availability);
+
+    // One range profiler per context; each profile sets the config of the set it collects.
     auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
     enable.ctx = context;
     CUPTI_CHECK(cuptiRangeProfilerEnable(&enable));
     profiler = enable.pRangeProfilerObject;
   }
 
-  std::vector<KernelCounters> profile(const std::function<void()>& launch,
+  std::vector<KernelCounters> profile(MetricSet& metrics, const std::function<void()>& launch,
                                       const std::function<void()>& before_each_pass,
                                       bool warm_up_before_pass) {
+    auto& c_names = metrics.c_names;
+    const auto& config = metrics.config;
     // A fresh counter-data image per profiled launch.
     auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
     size.pRangeProfilerObject = profiler;
@@ -256,7 +273,7 @@ struct CounterSession::Impl {
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       kernels[i].values.resize(c_names.size());
       auto eval = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-      eval.pHostObject = host;
+      eval.pHostObject = metrics.host;
       eval.pCounterDataImage = counter_data.data();
       eval.counterDataImageSize = counter_data.size();
       eval.rangeIndex = i;
@@ -270,12 +287,12 @@ struct CounterSession::Impl {
 };
 
 CounterSession::CounterSession(CUcontext context, int device,
-                               std::vector<std::string> metric_names)
+                               std::vector<std::vector<std::string>> metric_sets)
     : impl_(std::make_unique<Impl>()) {
   if (auto tool = profiler_tool_attached()) throw CountersUnavailable(*tool);
   impl_->context = context;
-  impl_->names = std::move(metric_names);
-  for (const auto& n : impl_->names) impl_->c_names.push_back(n.c_str());
+  impl_->sets.resize(metric_sets.size());
+  for (std::size_t i = 0; i < metric_sets.size(); ++i) impl_->sets[i].names = std::move(metric_sets[i]);
   try {
     impl_->setup(device);
   } catch (...) {
@@ -286,14 +303,19 @@ CounterSession::CounterSession(CUcontext context, int device,
 
 CounterSession::~CounterSession() { impl_->teardown(); }
 
-const std::vector<std::string>& CounterSession::metric_names() const { return impl_->names; }
+std::size_t CounterSession::sets() const { return impl_->sets.size(); }
 
-std::size_t CounterSession::passes() const { return impl_->passes; }
+const std::vector<std::string>& CounterSession::metric_names(std::size_t set) const {
+  return impl_->sets.at(set).names;
+}
 
-std::vector<KernelCounters> CounterSession::profile(const std::function<void()>& launch,
+std::size_t CounterSession::passes(std::size_t set) const { return impl_->sets.at(set).passes; }
+
+std::vector<KernelCounters> CounterSession::profile(std::size_t set,
+                                                   const std::function<void()>& launch,
                                                    const std::function<void()>& before_each_pass,
                                                    bool warm_up_before_pass) {
-  return impl_->profile(launch, before_each_pass, warm_up_before_pass);
+  return impl_->profile(impl_->sets.at(set), launch, before_each_pass, warm_up_before_pass);
 }
 
 }  // namespace gemm

@@ -1,6 +1,7 @@
 // Per-kernel hardware counters through the CUPTI Range Profiler (auto range, user replay): the
 // launch function runs once per pass the metric set needs; each kernel it launches is a range.
-// One session per process, created after the CUDA context.
+// One session per process, created after the CUDA context, holding one or more metric sets
+// (a context has one range profiler; each profile selects the set it collects).
 #pragma once
 
 #include <cuda.h>
@@ -38,20 +39,21 @@ std::optional<std::string> profiler_tool_attached();
 class CounterSession {
  public:
   // Throws CountersUnavailable or UnknownMetric.
-  CounterSession(CUcontext context, int device, std::vector<std::string> metric_names);
+  CounterSession(CUcontext context, int device, std::vector<std::vector<std::string>> metric_sets);
   ~CounterSession();
   CounterSession(const CounterSession&) = delete;
   CounterSession& operator=(const CounterSession&) = delete;
 
-  const std::vector<std::string>& metric_names() const;
-  std::size_t passes() const;  // replay passes per kernel for this metric set
+  std::size_t sets() const;
+  const std::vector<std::string>& metric_names(std::size_t set) const;
+  std::size_t passes(std::size_t set) const;  // replay passes per kernel for that set
 
-  // Runs `launch` once per replay pass (it must compute the same thing every time, as a GEMM
+  // Collects metric set `set`: runs `launch` once per replay pass (it must compute the same thing every time, as a GEMM
   // that overwrites C does), after `before_each_pass` (e.g. an L2 flush; not profiled); one
   // entry per kernel it launched, in launch order. `warm_up_before_pass` also runs it once
   // right before each pass, unprofiled: the counters then see the caches as a repeated launch
   // leaves them.
-  std::vector<KernelCounters> profile(const std::function<void()>& launch,
+  std::vector<KernelCounters> profile(std::size_t set, const std::function<void()>& launch,
                                       const std::function<void()>& before_each_pass = {},
                                       bool warm_up_before_pass = false);
 

@@ -59,6 +59,12 @@ const std::vector<LaunchMetricInfo>& launch_metrics() {
 #undef exact
 #undef noisy
 
+bool is_sass_instrumented(const std::string& cupti_name) {
+  return cupti_name.rfind("smsp__sass_", 0) == 0;
+}
+
+bool MetricInfo::sass_instrumented() const { return is_sass_instrumented(cupti_name); }
+
 std::vector<std::string> catalogue_cupti_names() {
   std::vector<std::string> names;
   for (const auto& m : metric_catalogue()) names.push_back(m.cupti_name);

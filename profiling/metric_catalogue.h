@@ -19,6 +19,9 @@ struct MetricInfo {
   Better better;
   Stability stability;
   std::string description;
+  // Collected by instrumenting the kernel's SASS (CUPTI patches the code: the kernel runs 30 to
+  // 150 times slower), not by a hardware counter: the smsp__sass_* metrics.
+  bool sass_instrumented() const;
 };
 
 struct DerivedMetricInfo {
@@ -44,6 +47,9 @@ const std::vector<LaunchMetricInfo>& launch_metrics();
 
 // CUPTI metric names of the catalogue, in catalogue order.
 std::vector<std::string> catalogue_cupti_names();
+
+// Whether a CUPTI metric is collected by SASS instrumentation (see MetricInfo).
+bool is_sass_instrumented(const std::string& cupti_name);
 
 // numerator / denominator, or nothing when the ratio is undefined (zero or non-finite
 // denominator, non-finite numerator): such a counter is "unavailable", never inf or NaN.
