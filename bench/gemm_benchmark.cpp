@@ -84,7 +84,7 @@ WarmupPolicy warmup_policy(const Options& o, const GemmShape& s) {
   const bool sustained =
       o.sustained_from_edge && s.work() >= std::pow(double(*o.sustained_from_edge), 3);
   p.min_load_s = sustained ? o.sustained_s : 0.02;
-  p.settle = sustained;
+  p.sustained = sustained;
   return p;
 }
 
@@ -192,7 +192,8 @@ std::string timing_label(const BenchCase& c, const TimingResult& t, bool host, b
     label << ", sustained (" << std::fixed << std::setprecision(1) << w.under_load_s
           << " s under load" << (w.settled ? ", clock settled)" : ")");
   } else if (w.under_load_s > 0) {
-    label << ", burst";
+    label << ", burst (" << std::fixed << std::setprecision(1) << w.under_load_s
+          << " s under load)";
   }
   if (t.flagged) label << ", " << t.flagged << " samples flagged (clock drop)";
   return label.str();

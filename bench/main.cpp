@@ -45,6 +45,12 @@ std::string skipped_json(const std::vector<gemm::Skipped>& skipped) {
   return out + "]";
 }
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
 void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   if (ctx.device)
     for (const auto& [key, value] : gemm::context_entries(*ctx.device))
@@ -78,7 +84,7 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
       ctx.options.sustained_from_edge
           ? "sustained for M*N*K >= " + std::to_string(*ctx.options.sustained_from_edge) +
                 "^3: launches back to back until the GPU has been under load for " +
-                std::to_string(ctx.options.sustained_s) +
+                seconds_text(ctx.options.sustained_s) +
                 " s (load just before counts) and the clock has settled; burst below (20 ms "
                 "of load first); counter sustained per benchmark"
           : "burst: 20 ms of load before each benchmark's samples (--sustained-from=off)");

@@ -101,7 +101,7 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
   // One launch always: module loading and first touches stay out of the samples.
   const double single_ms = time_single_launch_ms(launch, stream);
   double now = now_s();
-  if (policy.min_load_s > 0 || policy.settle) {
+  if (policy.min_load_s > 0 || policy.sustained) {
     // Chunks of about 20 ms between clock readings: long enough to keep the GPU busy, short
     // enough that the settling test reacts within a few tenths of a second.
     const int chunk = int(std::clamp(std::ceil(20.0 / std::max(single_ms, 1e-3)), 1.0, 1e5));
@@ -121,9 +121,9 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
         const auto [lo, hi] = std::minmax_element(last, clocks.end());
         r.settled = *hi - *lo <= kSteadySpread * *hi;
       }
-      const bool settle_done = !policy.settle || r.settled || !nvml.available();
+      const bool settle_done = !policy.sustained || r.settled || !nvml.available();
       if (load_met && settle_done) {
-        r.sustained = true;
+        r.sustained = policy.sustained;
         break;
       }
       if (load_met && now - load_met_at > policy.max_settle_s) break;  // never settled

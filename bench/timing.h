@@ -33,15 +33,17 @@ struct Sample {
 inline constexpr double kClockDrop = 0.02;
 
 struct WarmupPolicy {
-  double min_load_s = 0;  // seconds of continuous GPU load before timing (0: one launch)
-  bool settle = false;    // then run on until the clock is steady
+  double min_load_s = 0;   // seconds of continuous GPU load before timing (0: one launch)
+  bool sustained = false;  // a sustained measurement: after min_load_s, run on until the clock
+                           // is steady (at most max_settle_s more); otherwise a burst
   double max_settle_s = 2;
 };
 
 struct WarmupResult {
   double seconds = 0;      // spent warming up this benchmark
   double under_load_s = 0; // continuous GPU load when timing started, preceding load included
-  bool sustained = false;  // reached min_load_s (and, if asked, a settled clock)
+  bool sustained = false;  // asked for and reached: min_load_s under load, clock settled (or
+                           // no clock reading to settle on)
   bool settled = false;
 };
 

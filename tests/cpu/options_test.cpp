@@ -168,7 +168,9 @@ TEST(Options, HelpStatesTheCaps) {
   const std::string help = help_text();
   EXPECT_NE(help.find("single_thread_blocks: M*N*K <= 256^3"), std::string::npos) << help;
   EXPECT_NE(help.find("naive_col: M*N*K <= 2048^3"), std::string::npos);
-  EXPECT_NE(help.find("hardware counters only up to M*N*K <= 1024^3"), std::string::npos);
+  EXPECT_NE(help.find("SASS-instrumented counters"), std::string::npos);
+  EXPECT_NE(help.find("only up to M*N*K <= 1024^3"), std::string::npos);
+  EXPECT_NE(help.find("above it hardware counters only"), std::string::npos);
 }
 
 }  // namespace
