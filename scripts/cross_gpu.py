@@ -12,12 +12,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_study import cross_gpu  # noqa: E402
 from gemm_study.errors import run_cli, writing  # noqa: E402
-from gemm_study.results import load_results, one_row_per_benchmark, to_frame  # noqa: E402
+from gemm_study.results import load_frame, one_row_per_benchmark  # noqa: E402
 
 
 def load(path):
-    context, entries = load_results(path)
-    return context, one_row_per_benchmark(to_frame(entries))
+    context, frame = load_frame(path)
+    return context, one_row_per_benchmark(frame)
 
 
 def main(argv=None):

@@ -10,7 +10,7 @@ pass, no memory save and restore between passes, so L2 holds what the benchmark 
 
 Required agreements: exact counts equal; achieved occupancy within 1 percentage point; DRAM
 read and write bytes within 10% or 1 MiB, or, where A+B+C fit in L2, within a third of that
-compulsory traffic (half the gap between a warm and a cold launch); L2 hit rate within 5 points.
+working set (half the gap between a warm and a cold launch); L2 hit rate within 5 points.
 Other noisy counters and durations are shown. Exit status 1 if a required agreement fails,
 2 for bad input or no GPU.
 """
@@ -23,10 +23,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_study import names, ncu  # noqa: E402
 from gemm_study.errors import ExternalToolError, InputError, run_cli, writing  # noqa: E402
-from gemm_study.results import context_value, load_results, one_row_per_benchmark, to_frame  # noqa: E402
+from gemm_study.manifest import TAGS  # noqa: E402
+from gemm_study.results import context_value, load_frame, one_row_per_benchmark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CROSSCHECK_TAG = "crosscheck"
+CROSSCHECK_TAG = TAGS.crosscheck
 
 
 def run_bench(args, *options):
@@ -75,9 +76,9 @@ def main(argv=None):
     run_bench(args, f"--shapes={args.shape}", f"--precisions={args.precisions}", "--end-to-end=off",
               "--uncapped", "--min-time=0.02", f"--benchmark_filter={bench_filter}", f"--benchmark_out={results}",
               "--benchmark_out_format=json")
-    context, entries = load_results(results)
+    context, frame = load_frame(results)
     cache_control = ncu.cache_control_for(context.get("l2_state"))
-    frame = one_row_per_benchmark(to_frame(entries))
+    frame = one_row_per_benchmark(frame)
     cupti = {row["name"]: row.to_dict() for _, row in frame.iterrows()}
     cache_metrics = ncu.cache_state_metrics()
     counts_metrics = [m for m in ncu.default_metrics() if m not in cache_metrics]

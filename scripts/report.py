@@ -16,10 +16,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_study import ladder, ncu, report, roofline, stages  # noqa: E402
+from gemm_study import ladder, ncu, roofline, seeds, stages, tile_sweep  # noqa: E402
 from gemm_study.errors import InputError, run_cli, writing  # noqa: E402
-from gemm_study.results import (context_value, has_tag, load_results, one_row_per_benchmark,  # noqa: E402
-                                 shapes_by_size, to_frame)
+from gemm_study.formatting import markdown_table  # noqa: E402
+from gemm_study.manifest import TAGS  # noqa: E402
+from gemm_study.results import (context_value, has_tag, load_frame, one_row_per_benchmark,  # noqa: E402
+                                 shapes_by_size)
 
 OVERVIEW_COLUMNS = ["variant", "gflops", "pct_of_cublas", "speedup_vs_naive", "speedup_vs_cpu",
                     "gld_sectors_per_request", "smem_ld_wavefronts_per_request",
@@ -49,13 +51,13 @@ def ncu_agreement(kernel, exports, l2_bytes=0):
 
 def load_kernel_runs(path):
     """(context, kernel rows enriched, end-to-end rows, failed rows): one row per benchmark."""
-    context, entries = load_results(path)
-    frame = one_row_per_benchmark(to_frame(entries))
+    context, frame = load_frame(path)
+    frame = one_row_per_benchmark(frame)
     errors = frame[frame.error.notna()]
     frame = frame[frame.error.isna()]
     if "median_ms" not in frame or frame.empty:
         raise InputError(f"{path}: no successful gemm benchmark with timing counters")
-    kernel = report.enrich(frame[~frame.end_to_end], context)
+    kernel = seeds.enrich(frame[~frame.end_to_end], context)
     return context, kernel, frame[frame.end_to_end], errors
 
 
@@ -84,7 +86,7 @@ def overview_section(kernel, precision):
     shape = shapes_by_size(data)[-1]
     every = data[data["shape"] == shape].sort_values("gflops", ascending=False)
     cols = [c for c in OVERVIEW_COLUMNS if c in every]
-    return [f"## Every variant, {precision}, {shape}", "", report.markdown_table(every, cols), "",
+    return [f"## Every variant, {precision}, {shape}", "", markdown_table(every, cols), "",
             f"Open any row in Nsight Compute: `{ladder.NCU_COMMAND.format(name='<benchmark name>')}` prints "
             f"the command, or `scripts/ncu_session.py --variant <variant> --shape {shape} "
             f"--precisions {precision} --set full` runs it.", ""]
@@ -93,7 +95,7 @@ def overview_section(kernel, precision):
 def tile_section(kernel, precisions, out):
     md = ["## Tile and block sizes (families tagged tile_sweep)", ""]
     for precision in precisions:
-        for family in report.tile_sweep_families(kernel):
+        for family in tile_sweep.tile_sweep_families(kernel):
             data = kernel[(kernel.precision == precision) & (kernel.family == family)]
             if data.empty:
                 continue
@@ -101,26 +103,26 @@ def tile_section(kernel, precisions, out):
                 out / f"gflops_{family}_{precision}.csv")
             table = data.sort_values(["m", "tile"])
             cols = [c for c in COUNTER_COLUMNS if c in table]
-            md += [f"### {family}, {precision}", "", report.markdown_table(table, cols), ""]
+            md += [f"### {family}, {precision}", "", markdown_table(table, cols), ""]
     return md
 
 
 def scaling_section(kernel):
     """Seed 001's table: the variants it compares (tagged cpu, or seeds without a tile sweep)."""
-    seeds_without_sweep = has_tag(kernel, "seed") & ~has_tag(kernel, "tile_sweep")
-    scaling = kernel[has_tag(kernel, "cpu") | seeds_without_sweep]
+    seeds_without_sweep = has_tag(kernel, TAGS.seed) & ~has_tag(kernel, TAGS.tile_sweep)
+    scaling = kernel[has_tag(kernel, TAGS.cpu) | seeds_without_sweep]
     if scaling.empty:
         return []
     cols = [c for c in SCALING_COLUMNS if c in scaling]
     return ["## Seed 001: threads, speedup over the serial CPU and efficiency", "",
-            report.markdown_table(scaling.sort_values(["precision", "m", "variant"]), cols), ""]
+            markdown_table(scaling.sort_values(["precision", "m", "variant"]), cols), ""]
 
 
 def end_to_end_section(e2e):
     if e2e.empty:
         return []
     return ["## End to end (host-device copies included, seed 001's other time)", "",
-            report.markdown_table(e2e.sort_values(["precision", "m"]),
+            markdown_table(e2e.sort_values(["precision", "m"]),
                                   ["variant", "precision", "shape", "median_ms", "gflops"]), ""]
 
 
@@ -171,9 +173,9 @@ def write_report(args, context, kernel, e2e, errors):
     md += scaling_section(kernel)
     md += end_to_end_section(e2e)
     md += ["## What moved between neighbouring tile sizes", ""]
-    md += [f"- {s}" for s in report.step_sentences(kernel, context)]
+    md += [f"- {s}" for s in tile_sweep.step_sentences(kernel, context)]
     md += ["", "## The write-ups' tables on this GPU", ""]
-    for section in report.seed_comparisons(kernel.assign(end_to_end=False), context):
+    for section in seeds.seed_comparisons(kernel.assign(end_to_end=False), context):
         md += [section, ""]
     if args.ncu_crosscheck:
         md += ["## CUPTI vs Nsight Compute", "", args.ncu_crosscheck.read_text(), ""]
@@ -184,7 +186,7 @@ def write_report(args, context, kernel, e2e, errors):
     md += stages_section(args.results)
     if not errors.empty:
         md += ["## Benchmarks that failed", ""] + [f"- {r.name}: {r.error}" for r in errors.itertuples()]
-    figures += report.figures(kernel, args.out, precisions)
+    figures += tile_sweep.figures(kernel, args.out, precisions)
     md += ["", "## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures if p.suffix == ".png"]
     (args.out / "report.md").write_text("\n".join(md) + "\n")
     print(f"wrote {args.out / 'report.md'}, results.csv and {len(figures)} figure files")

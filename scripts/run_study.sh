@@ -44,7 +44,11 @@ counters_cap=${STUDY_COUNTERS_CAP:-}
 crosscheck_shape=${STUDY_CROSSCHECK_SHAPE:-1024x1024x1024}
 build=${BUILD_DIR:-$root/build}
 bench=$build/bench/gemm-bench
-logs=$(mktemp -d)  # moved into the report folder once gemm-bench has named the GPU
+# Logs live in the build folder until gemm-bench has named the GPU, then are copied into the
+# report folder; the build log survives a failed or GPU-less study.
+logs=$build/study-logs
+work=""  # gemm-bench's output before the report folder is known; removed on exit
+trap '[ -z "$work" ] || rm -rf "$work"' EXIT
 
 stage() { printf '\n== %s\n' "$*"; }
 now() { date +%s.%N; }
@@ -59,19 +63,26 @@ command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 export PYTHONPATH=$root/scripts${PYTHONPATH:+:$PYTHONPATH}
 seconds[prerequisites]=$(since "$t")
 
-stage "build ($build)"
+stage "build ($build, log: $logs/build.log)"
 t=$(now)
+rm -rf "$logs" && mkdir -p "$logs"  # this study's logs only
+# ninja's progress lines ([k/N] what it builds) reach the terminal; everything goes to the log.
 { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    ${GEMM_GIT_REVISION:+-DGEMM_GIT_REVISION=$GEMM_GIT_REVISION} && cmake --build "$build"; } \
-  >"$logs/build.log" 2>&1 || { tail -20 "$logs/build.log"; echo "build failed: $logs/build.log" >&2; exit 1; }
+    ${GEMM_GIT_REVISION:+-DGEMM_GIT_REVISION=$GEMM_GIT_REVISION} && cmake --build "$build"; } 2>&1 |
+  tee "$logs/build.log" | { grep --line-buffered -E '^\[[0-9]+/[0-9]+\]' | cut -c1-110 || true; } ||
+  { tail -20 "$logs/build.log"; echo "build failed: $logs/build.log" >&2; exit 1; }
 seconds[build]=$(since "$t")
-echo "built in ${seconds[build]} s (log: build.log)"
+echo "built in ${seconds[build]} s (log: $logs/build.log)"
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "No NVIDIA GPU here: running the serial CPU baseline only."
-  "$bench" --cpu-only --sizes=256,512
-  echo "Results measured on GPUs are committed under $root/reports/ (see reports/*/report.md)."
-  rm -rf "$logs"
+  stage "no NVIDIA GPU here (nvidia-smi lists none)"
+  if [ $quick = 1 ]; then what="--quick's GPU part (sizes $sizes, $precisions)"; else what="the study (sizes $sizes, $precisions)"; fi
+  echo "Not run: $what, its counters, the ncu cross-check and the report: they need a GPU."
+  echo "Runs here: the serial CPU baseline at 256^3 and 512^3 (gemm-bench --cpu-only --sizes=256,512)."
+  # gemm-bench's console lines that only mean something on a GPU (counter and L2 settings) are dropped.
+  "$bench" --cpu-only --sizes=256,512 2>&1 | tee "$logs/cpu-baseline.log" |
+    grep -v -E '^(counters|l2_state|clock|sm_clock)[a-z_ ]*:' || true
+  echo "Results measured on GPUs are committed under $root/reports/ (see reports/*/report.md); logs: $logs"
   exit 0
 fi
 

@@ -14,10 +14,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_study.errors import InputError, run_cli  # noqa: E402
 from gemm_study.names import check_shape  # noqa: E402
-from gemm_study.report import markdown_table  # noqa: E402
-from gemm_study.results import has_tag, load_results, one_row_per_benchmark, to_frame  # noqa: E402
+from gemm_study.formatting import markdown_table  # noqa: E402
+from gemm_study.manifest import TAGS  # noqa: E402
+from gemm_study.results import has_tag, load_frame, one_row_per_benchmark  # noqa: E402
 
-DEFAULT_TAGS = "summary"
+DEFAULT_TAGS = TAGS.summary
 COLUMNS = ["variant", "precision", "gflops", "pct_of_cublas", "gld_sectors_per_request",
            "gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy"]
 
@@ -41,7 +42,7 @@ def main(argv=None):
     parser.add_argument("--variants", help="comma-separated variants, in table order (overrides --tags)")
     args = parser.parse_args(argv)
     check_shape(args.shape)
-    frame = one_row_per_benchmark(to_frame(load_results(args.results)[1]))
+    frame = one_row_per_benchmark(load_frame(args.results)[1])
     frame = frame[(frame["shape"] == args.shape) & ~frame.end_to_end & frame.error.isna()]
     order = chosen_variants(frame, args.variants, args.tags)
     frame = frame[frame.variant.isin(order)]

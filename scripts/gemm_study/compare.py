@@ -20,12 +20,11 @@ import numpy as np
 
 from .catalogue import load_catalogue
 from .errors import InputError
-from .results import TIME_UNITS, is_number, load_results, parse_name
+from .formatting import significant
+from .results import load_run
 
 CONTEXT_KEYS = ["gpu_name", "cuda_driver_version", "cuda_runtime_version",
                 "gpu_max_sm_clock_mhz", "gpu_memory_clock_mhz", "l2_state"]
-# Never compared as performance: bookkeeping and the clock itself (used for cycles).
-NOT_COUNTERS = ("stage_", "sm_clock_mhz", "clock_throttled")
 REGRESSION_VERDICTS = {"SLOWER", "FAILED"}
 STRICT_VERDICTS = {"UNSURE", "TOO_FEW", "MISSING"}
 
@@ -43,96 +42,6 @@ class Settings:
     family_aliases: dict = field(default_factory=dict)  # candidate family -> baseline family
     time_only: bool = False        # skip counters (e.g. comparing counters on against off)
     strict: bool = False           # UNSURE, TOO_FEW and MISSING fail too
-
-
-@dataclass
-class Bench:
-    family: str
-    times: list = field(default_factory=list)    # ms per repetition (the verdict's time statistic)
-    clocks: list = field(default_factory=list)   # MHz per repetition, where recorded
-    real_times: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
-    throttled: bool = False
-    counters: dict = field(default_factory=dict)  # name -> list of values
-    reps: set = field(default_factory=set)
-
-
-# ----------------------------------------------------------------------------- loading
-
-def _positive(path, where, key, value):
-    if not is_number(value) or not math.isfinite(value) or value <= 0:
-        raise InputError(f"{path}: {where}: {key} is {value!r}; expected a positive finite number")
-    return float(value)
-
-
-def _family(entry, name):
-    """The entry's family (its `variant` object, or the name for older files); None if the
-    entry is not a benchmark of this project."""
-    if "variant" in entry:
-        return entry["variant"]["family"]
-    parsed = parse_name(name)
-    return parsed["family"] if parsed else None
-
-
-def load_run(path):
-    """(context, {benchmark name: Bench}) of a gemm-bench results file; InputError if unusable."""
-    context, entries = load_results(path)
-    benches, seen, aggregates, uses_median = {}, {}, 0, None
-    for i, entry in enumerate(entries):
-        name = entry.get("run_name", entry["name"])
-        where = f"entry {i} ({name})"
-        family = _family(entry, name)
-        if family is None:
-            continue  # not a benchmark of this project
-        if entry.get("run_type") == "aggregate":
-            aggregates += 1
-            continue
-        rep = entry.get("repetition_index", 0)
-        if not isinstance(rep, int) or isinstance(rep, bool) or rep < 0:
-            raise InputError(f"{path}: {where}: repetition_index is {rep!r}")
-        if (name, rep) in seen:
-            raise InputError(f"{path}: {where}: duplicate benchmark (repetition {rep} is also entry "
-                             f"{seen[name, rep]})")
-        seen[name, rep] = i
-        bench = benches.setdefault(name, Bench(family))
-        bench.reps.add(rep)
-        if entry.get("error_occurred"):
-            bench.errors.append(str(entry.get("error_message") or "error_occurred without a message"))
-            continue
-        has_median = "median_ms" in entry
-        if uses_median is None:
-            uses_median = has_median
-        if has_median != uses_median:
-            raise InputError(f"{path}: {where}: " + ("no median_ms, unlike earlier entries" if uses_median
-                                                     else "has median_ms, unlike earlier entries"))
-        unit = TIME_UNITS[entry.get("time_unit", "ns")]
-        if has_median:
-            bench.times.append(_positive(path, where, "median_ms", entry["median_ms"]))
-        else:
-            bench.times.append(_positive(path, where, "real_time", entry.get("real_time")) * unit)
-        real = entry.get("real_time")
-        if is_number(real) and math.isfinite(real):
-            bench.real_times.append(real * unit)
-        if "sm_clock_mhz" in entry:
-            bench.clocks.append(_positive(path, where, "sm_clock_mhz", entry["sm_clock_mhz"]))
-        throttled = entry.get("clock_throttled", 0)
-        if not is_number(throttled):
-            raise InputError(f"{path}: {where}: clock_throttled is {throttled!r}; expected 0 or 1")
-        bench.throttled |= bool(throttled)
-        for key, value in entry.items():
-            if is_number(value) and math.isfinite(value) and not key.startswith(NOT_COUNTERS):
-                bench.counters.setdefault(key, []).append(float(value))
-    if not benches:
-        if aggregates:
-            raise InputError(f"{path}: only aggregate rows ({aggregates}): rerun without "
-                             "--benchmark_report_aggregates_only so that every repetition is kept")
-        raise InputError(f"{path}: no benchmark of gemm-study ({len(entries)} entries, none named "
-                         "gemm/<precision>/<variant>/m:/n:/k: or carrying a 'variant')")
-    for name, bench in benches.items():
-        if bench.clocks and len(bench.clocks) != len(bench.times):
-            raise InputError(f"{path}: {name}: sm_clock_mhz on {len(bench.clocks)} of "
-                             f"{len(bench.times)} repetitions")
-    return context, benches
 
 
 # ----------------------------------------------------------------------------- the rule
@@ -321,12 +230,8 @@ def compare_files(base_path, cand_path, settings):
 
 # ----------------------------------------------------------------------------- markdown
 
-def _fmt(x, digits=4):
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
-
-
 def _counter_text(counters, exact):
-    return ", ".join(f"{k} {v['verdict']} ({_fmt(v['base'])} -> {_fmt(v['cand'])})"
+    return ", ".join(f"{k} {v['verdict']} ({significant(v['base'])} -> {significant(v['cand'])})"
                      for k, v in counters.items() if (v["stability"] == "exact") == exact)
 
 
@@ -354,7 +259,7 @@ def to_markdown(result):
         flag = " (throttled: " + ", ".join(r["throttled"]) + ")" if r["throttled"] else ""
         clock = "-" if r["clock_change"] is None else f"{r['clock_change']:+.1%}"
         lines.append(f"| {r['name']} | {r['verdict']}{flag} | {r['statistic']} | {r['base']:.4g} | "
-                     f"{r['cand']:.4g} | {r['change']:+.1%} | {r['threshold']:.1%} | {_fmt(r['p_slower'], 2)} | "
+                     f"{r['cand']:.4g} | {r['change']:+.1%} | {r['threshold']:.1%} | {significant(r['p_slower'], 2)} | "
                      f"{r['n_base']}/{r['n_cand']} | {clock} | {_counter_text(r['counters'], True)} | "
                      f"{_counter_text(r['counters'], False)} |")
     lines.append("\n| family | geometric mean of the ratio (candidate / base) |")

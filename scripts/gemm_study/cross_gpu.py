@@ -13,7 +13,9 @@ import math
 import numpy as np
 
 from .ladder import PEAK_KEYS, compute_of
-from .report import _fmt, markdown_table, working_set_bytes
+from .footprint import working_set_bytes
+from .formatting import markdown_table, number
+from .manifest import TAGS
 from .results import context_value, has_tag
 
 MEMORY_BOUND_SHARE = 0.5
@@ -39,7 +41,7 @@ class Gpu:
         self.context = context
         self.name = context.get("gpu_name", "unknown GPU")
         # Host-timed rows (the CPU baseline) say nothing about the GPUs.
-        kernel = frame[~frame.end_to_end & frame.error.isna() & ~has_tag(frame, "cpu")]
+        kernel = frame[~frame.end_to_end & frame.error.isna() & ~has_tag(frame, TAGS.cpu)]
         self.rows = {r["name"]: r for _, r in kernel.iterrows()}
 
     def value(self, *keys):
@@ -70,7 +72,7 @@ def context_table(a, b):
             continue
         ratio = y / x if math.isfinite(x) and math.isfinite(y) and x else math.nan
         suffix = f" {unit}" if unit else ""
-        lines.append(f"| {label} | {_fmt(x)}{suffix} | {_fmt(y)}{suffix} | {_fmt(ratio)} |")
+        lines.append(f"| {label} | {number(x)}{suffix} | {number(y)}{suffix} | {number(ratio)} |")
     for label, key in (("driver", "cuda_driver_version"), ("CUDA runtime", "cuda_runtime_version"),
                        ("L2 state", "l2_state"), ("revision", "git_revision")):
         lines.append(f"| {label} | {a.context.get(key, '?')} | {b.context.get(key, '?')} | |")
@@ -157,14 +159,14 @@ def summary_sentences(matched, a, b):
         speedups = [x["median_ms"] / y["median_ms"] for x, y in group]
         expected, what = expected_speedup(bound, group[0][0], a, b)
         out.append(f"{len(group)} {bound}-bound benchmark(s) on {a.name}: median speedup on {b.name} "
-                   f"{float(np.median(speedups)):.2f}x against {what} {_fmt(expected)}x.")
+                   f"{float(np.median(speedups)):.2f}x against {what} {number(expected)}x.")
     resident = [(x, y) for x, y in matched if working_set_bytes(x) <= min(a.l2_bytes, b.l2_bytes)]
     if resident:
         speedups = [x["median_ms"] / y["median_ms"] for x, y in resident]
         out.append(f"{len(resident)} benchmark(s) have A+B+C within both L2s "
-                   f"({_fmt(min(a.l2_bytes, b.l2_bytes))} bytes): median speedup "
+                   f"({number(min(a.l2_bytes, b.l2_bytes))} bytes): median speedup "
                    f"{float(np.median(speedups)):.2f}x, where DRAM bandwidth "
-                   f"(ratio {_fmt(b.dram_gbs / a.dram_gbs)}x) cannot be the reason.")
+                   f"(ratio {number(b.dram_gbs / a.dram_gbs)}x) cannot be the reason.")
     return out
 
 

@@ -7,10 +7,12 @@ import pandas as pd
 
 from .catalogue import load_catalogue
 from .names import strip_manual_time
-from .report import _fmt, compulsory_bytes, markdown_table
+from .footprint import compulsory_read_bytes
+from .formatting import markdown_table, number
+from .manifest import TAGS
 from .results import context_value, has_tag, shapes_by_size
 
-LADDER_TAGS = ("ladder", "tensor_core")
+LADDER_TAGS = (TAGS.ladder, TAGS.tensor_core)
 # The write-ups' best kernel: rung 0, where the ladder starts.
 LADDER_START = "shared/tile:32"
 START_RUNG_NAME = "seeds' best (shared-memory tiling)"
@@ -49,7 +51,7 @@ def ladder_rows(kernel, precision, shape):
         best = rungs.sort_values("gflops").groupby("rung").tail(1).sort_values("rung")
     else:
         best = rungs.iloc[0:0]
-    references = data[has_tag(data, "reference")].sort_values("gflops")
+    references = data[has_tag(data, TAGS.reference)].sort_values("gflops")
     return pd.concat([start, best]), references
 
 
@@ -108,7 +110,7 @@ def counter_moves(a, b, catalogue=None):
             continue
         if not (np.isfinite(x) and np.isfinite(y)) or max(abs(x), abs(y)) == 0:
             continue
-        if name.startswith("dram_") and max(x, y) < 0.5 * compulsory_bytes(a):
+        if name.startswith("dram_") and max(x, y) < 0.5 * compulsory_read_bytes(a):
             continue  # inputs resident in L2: DRAM bytes are noise here
         if not explains(name, metric, x, y, a, b):
             continue
@@ -119,7 +121,7 @@ def counter_moves(a, b, catalogue=None):
 
 def _tensor_core(row):
     tags = row.get("tags")
-    return isinstance(tags, (list, tuple)) and "tensor_core" in tags
+    return isinstance(tags, (list, tuple)) and TAGS.tensor_core in tags
 
 
 def explains(name, metric, x, y, a, b):
@@ -146,12 +148,12 @@ def describe_move(name, before, after, catalogue):
     metric = catalogue[name]
     verb = "rises" if after > before else "falls"
     if metric.is_percent:
-        text = f"{name} {verb} from {_fmt(before)}% to {_fmt(after)}%"
+        text = f"{name} {verb} from {number(before)}% to {number(after)}%"
     elif min(abs(before), abs(after)) > 1e-3 * max(abs(before), abs(after)):
         factor = max(before, after) / min(before, after)
-        text = f"{name} {verb} {factor:.2f}x ({_fmt(before)} -> {_fmt(after)})"
+        text = f"{name} {verb} {factor:.2f}x ({number(before)} -> {number(after)})"
     else:
-        text = f"{name} {verb} from {_fmt(before)} to {_fmt(after)}"
+        text = f"{name} {verb} from {number(before)} to {number(after)}"
     return text + judgement(metric.better, before, after)
 
 
@@ -159,7 +161,7 @@ def step_sentence(a, b, catalogue=None):
     """'rung 1 -> rung 2 (...)': GFLOP/s ratio and the counters that moved most."""
     catalogue = catalogue or load_catalogue()
     head = (f"rung {int(a['rung'])} ({a['variant']}) -> rung {int(b['rung'])} {b.get('rung_name') or ''} "
-            f"({b['variant']}), {a['precision']} {a['shape']}: {_fmt(a['gflops'])} -> {_fmt(b['gflops'])} "
+            f"({b['variant']}), {a['precision']} {a['shape']}: {number(a['gflops'])} -> {number(b['gflops'])} "
             f"GFLOP/s (x{b['gflops'] / a['gflops']:.2f})")
     moves = [m for m in counter_moves(a, b, catalogue) if m[3] >= MIN_MOVE][:COUNTERS_PER_STEP]
     if not moves:

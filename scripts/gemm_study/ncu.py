@@ -11,7 +11,7 @@ from pathlib import Path
 from . import names
 from .catalogue import load_catalogue
 from .errors import ExternalToolError, InputError
-from .report import working_set_bytes
+from .footprint import working_set_bytes
 
 RANGE_IN_NVTX = re.compile(r"gemm:(gemm(?:_e2e)?\.[^:\s\"]+)")
 # gemm-bench's context l2_state -> the ncu --cache-control that reproduces it: 'none' leaves
@@ -24,15 +24,15 @@ CACHE_CONTROL = {"warm": "none", "cold": "all"}
 # benchmark left it.
 CACHE_STATE_METRICS = ("dram_read_bytes", "dram_write_bytes", "l2_hit_rate")
 # Required agreements of the noisy counters (the exact ones must be equal). DRAM bytes: within 10%
-# of each other or 1 MiB, whichever is larger; where A, B and C fit in L2 together, within a third
-# of that compulsory traffic A+B+C instead if that is larger. There a warm launch reads a residue
-# and a cold one reads A and B, two thirds of A+B+C: a third is half that gap, the line between
+# of each other or 1 MiB, whichever is larger; where the working set A+B+C fits in L2, within a
+# third of the working set instead if that is larger (footprint.py). There a warm launch reads a
+# residue and a cold one reads A and B, two thirds of A+B+C: a third is half that gap, the line between
 # the two cache states. The residue itself moves with write-back timing and the profilers' own
 # set-up (H100, 1024^3 FP64, warm: CUPTI read 1 to 5.6 MiB more than ncu for every kernel, up to
 # 23% of A+B+C, ncu up to 5%), so a tighter rule would compare profilers, not cache states.
 # The L2 hit rate: within 5 percentage points. Occupancy: 1 point.
 DRAM_RELATIVE_TOLERANCE = 0.10
-DRAM_COMPULSORY_SHARE = 1 / 3
+DRAM_WORKING_SET_SHARE = 1 / 3
 DRAM_ABSOLUTE_TOLERANCE_BYTES = 1 << 20
 L2_HIT_RATE_TOLERANCE_POINTS = 5.0
 OCCUPANCY_TOLERANCE_POINTS = 1.0
@@ -237,9 +237,9 @@ def working_set_of(benchmark):
     return working_set_bytes(parsed) if parsed else 0
 
 
-def agreement_rule(metric, cupti, ncu_value, compulsory=0, l2_bytes=0):
+def agreement_rule(metric, cupti, ncu_value, working_set=0, l2_bytes=0):
     """(rule, agree) for one catalogue metric: exact counts equal; occupancy, DRAM bytes and the
-    L2 hit rate within their tolerances; the rest is shown (agree None). `compulsory`: the
+    L2 hit rate within their tolerances; the rest is shown (agree None). `working_set`: the
     benchmark's A+B+C bytes; `l2_bytes`: the GPU's L2, for the DRAM rule at L2-resident sizes."""
     if metric.stability == "exact":
         return "equal", cupti == ncu_value
@@ -248,8 +248,8 @@ def agreement_rule(metric, cupti, ncu_value, compulsory=0, l2_bytes=0):
                 abs(cupti - ncu_value) <= OCCUPANCY_TOLERANCE_POINTS)
     if metric.name.startswith("dram_") and metric.name.endswith("_bytes"):
         floor, why = DRAM_ABSOLUTE_TOLERANCE_BYTES, "1 MiB"
-        if 0 < compulsory <= l2_bytes and DRAM_COMPULSORY_SHARE * compulsory > floor:
-            floor, why = DRAM_COMPULSORY_SHARE * compulsory, "1/3 of A+B+C, which fit in L2"
+        if 0 < working_set <= l2_bytes and DRAM_WORKING_SET_SHARE * working_set > floor:
+            floor, why = DRAM_WORKING_SET_SHARE * working_set, "1/3 of A+B+C, which fit in L2"
         allowed = max(DRAM_RELATIVE_TOLERANCE * max(abs(cupti), abs(ncu_value)), floor)
         return (f"within {DRAM_RELATIVE_TOLERANCE:.0%} or {floor / 2**20:.3g} MiB ({why})",
                 abs(cupti - ncu_value) <= allowed)

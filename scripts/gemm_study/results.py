@@ -1,13 +1,35 @@
-"""Reading gemm-bench's Google Benchmark JSON: validation with clear errors, the variant's facts
-(from the entry's `variant` object; from the name only for files written before gemm-bench
-recorded them) and a tidy pandas table."""
+"""The one reader of gemm-bench's Google Benchmark JSON: validation with one-line errors, the
+variant's facts (from the entry's `variant` object; from the name only for files written before
+gemm-bench recorded them), rows per repetition, and the pandas table the reports use.
+
+What the tools rely on in a results file (gemm-bench writes it; a file that breaks it is bad input):
+  context    a dict of strings: gpu_name, gpu_slug, git_revision, date (the run's ISO-8601 time),
+             cuda_driver_version, cuda_runtime_version, gpu_max_sm_clock_mhz, gpu_memory_clock_mhz,
+             gpu_sm_count, gpu_max_threads_per_sm, gpu_l2_bytes, peak_{fp32,tf32,fp64}_gflops,
+             peak_dram_gbs, l2_state ('warm...' or 'cold...'); numbers as strings, any may be
+             absent in older files (context_value reads them).
+  benchmarks a list of entries; the tools read those whose run_name (or name) follows the name
+             grammar (bench/benchmark_names.inc). Per entry: repetition_index (an int >= 0),
+             run_type ('iteration'; 'aggregate' rows are skipped), error_occurred and
+             error_message, median_ms (the median launch time of the repetition, ms; real_time
+             with time_unit, Google Benchmark's mean, only where median_ms is absent),
+             sm_clock_mhz (the SM clock measured right after the timed launches), clock_throttled
+             (0 or 1), counters_available, the catalogue's counters under their short names
+             (profiling/metric_catalogue.inc), stage_*_s (bookkeeping), and
+  variant    an object: family (a non-empty string), name, params (the parameters as numbers),
+             tags (strings, kernels/tags.inc), compute, rung and rung_name, threads_per_block,
+             outputs_per_thread, warps_launched; VARIANT_TYPES lists the types that are checked.
+Numbers are JSON numbers (a bool is not one); NaN and infinities are missing values for counters
+and bad input for times and clocks."""
 import json
 import math
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import names
 from .errors import InputError
+from .manifest import TAGS
 
 TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Numeric keys of an entry that are Google Benchmark's bookkeeping, not measurements.
@@ -25,8 +47,22 @@ def parse_name(name):
         return None
     family, params = names.variant_params(parsed["variant"])
     parsed.update(family=family, params=_params_text(parsed["variant"]),
-                  shape=f"{parsed['m']}x{parsed['n']}x{parsed['k']}", tile=_sweep_value(params))
+                  shape=f"{parsed['m']}x{parsed['n']}x{parsed['k']}", tile=_edge(params))
     return parsed
+
+
+def _parsed_from_variant(entry):
+    """parse_name's fields from the entry's `variant` object, for a name outside the grammar
+    that gemm-bench still marked as one of its benchmarks; None without a `variant`."""
+    variant = entry.get("variant")
+    if not isinstance(variant, dict):
+        return None
+    shape = variant.get("shape") if isinstance(variant.get("shape"), dict) else {}
+    m, n, k = (shape.get(key) if is_number(shape.get(key)) else 0 for key in "mnk")
+    name = variant.get("name") if isinstance(variant.get("name"), str) else variant["family"]
+    return {"end_to_end": variant.get("end_to_end") is True, "precision": str(variant.get("precision")),
+            "variant": name, "m": m, "n": n, "k": k, "family": variant["family"], "params": _params_text(name),
+            "shape": f"{m}x{n}x{k}", "tile": None}
 
 
 def _params_text(variant):
@@ -34,13 +70,25 @@ def _params_text(variant):
     return variant.partition("/")[2]
 
 
-def _sweep_value(params):
-    """The first parameter's first number: the swept tile/block edge of a tile_sweep family
-    (gemm-bench lists the swept parameter first), e.g. {'block': '16x16'} -> 16."""
-    for value in params.values():
-        number = re.match(r"\d+", str(value))
-        return int(number.group()) if number else None
+# `tile`, in every table and sentence, is the edge a tile_sweep family sweeps (the write-ups'
+# tile or block edge), and nothing else: None for every other variant (grid_stride's 256 threads
+# or a ladder rung's bm are not tile edges). The parameter that holds it: in a name tile:16,
+# block:16x16 or tile:8x8; in the variant's parameter fields tile, tile_x or block_x.
+EDGE_KEYS = ("tile", "tile_x", "block", "block_x")
+
+
+def _edge(params):
+    """The first number of the first of EDGE_KEYS in params, or None."""
+    for key in EDGE_KEYS:
+        if key in params:
+            number = re.match(r"\d+", str(params[key]))
+            return int(number.group()) if number else None
     return None
+
+
+def sweep_edge(params, tags):
+    """The swept tile/block edge of a variant tagged tile_sweep (from its parameter fields), else None."""
+    return _edge(params) if TAGS.tile_sweep in tags else None
 
 
 def read_json(path):
@@ -62,7 +110,7 @@ def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-# Types of the `variant` facts that tools compute with (json_contract.md); a bool is none of them.
+# Types of the `variant` facts that tools compute with (the contract above); a bool is none of them.
 NUMBER = (int, float)
 VARIANT_TYPES = {"name": str, "params": dict, "tags": list, "compute": str, "rung_name": str,
                  "rung": NUMBER, "threads_per_block": NUMBER, "outputs_per_thread": NUMBER,
@@ -129,8 +177,8 @@ def _recorded_facts(variant, parsed):
     params = variant.get("params") or {}
     facts = {"family": variant.get("family", parsed["family"]),
              "params": _params_text(variant.get("name", parsed["variant"])),
-             "param_values": dict(params), "tile": _sweep_value(params),
-             "tags": tuple(variant.get("tags") or ()), "facts_from": "variant"}
+             "param_values": dict(params), "tags": tuple(variant.get("tags") or ()), "facts_from": "variant"}
+    facts["tile"] = sweep_edge(params, facts["tags"])
     for key in FACT_COLUMNS:
         if key in variant:
             facts[key] = variant[key]
@@ -144,21 +192,21 @@ def legacy_facts(parsed):
     N-thread blocks, blocks:N N one-thread blocks."""
     family, params = names.variant_params(parsed["variant"])
     facts = {"family": family, "params": parsed["params"], "param_values": params,
-             "tile": parsed["tile"], "facts_from": "name"}
+             "tile": None, "facts_from": "name"}
     if family.startswith("cublas"):
-        facts.update(backend="cublas", tags=("reference",),
+        facts.update(backend="cublas", tags=(TAGS.reference,),
                      compute="tf32" if family.endswith("tf32") else parsed["precision"])
         return facts
     if family.startswith("cpu"):
-        facts.update(backend="cpu", tags=("cpu",), compute=parsed["precision"])
+        facts.update(backend="cpu", tags=(TAGS.cpu,), compute=parsed["precision"])
         return facts
-    facts.update(backend="cuda_kernel", compute=parsed["precision"], tags=("seed",))
+    facts.update(backend="cuda_kernel", compute=parsed["precision"], tags=(TAGS.seed,))
     threads, blocks = _legacy_launch(params, parsed["m"], parsed["n"])
     if threads:
         facts.update(threads_per_block=threads, warps_launched=blocks * math.ceil(threads / 32),
                      outputs_per_thread=parsed["m"] * parsed["n"] / (threads * blocks))
         if "tile" in params or "block" in params:
-            facts["tags"] = ("seed", "tile_sweep")
+            facts.update(tags=(TAGS.seed, TAGS.tile_sweep), tile=parsed["tile"])
     return facts
 
 
@@ -176,40 +224,148 @@ def _legacy_launch(params, m, n):
     return None, None
 
 
-# ----------------------------------------------------------------------------- tables
+# ----------------------------------------------------------------------------- rows
 
-def _row(entry, parsed):
+# Never a measurement to compare: bookkeeping, and the clock itself (it turns times into cycles).
+NOT_COUNTERS = ("stage_", "sm_clock_mhz", "clock_throttled")
+# Row fields that are derived from the entry, not measurements of it.
+COUNTER_EXCLUDED = {"time_ms", "real_time_ms"}
+
+
+def _positive(where, key, value):
+    if not is_number(value) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{where}: {key} is {value!r}; expected a positive finite number")
+    return float(value)
+
+
+def _row(where, entry, parsed):
+    """One repetition of one benchmark: the name's parts, the variant's facts, its error (None
+    when it ran), `time_ms` (the time statistic: median_ms, or real_time where the file has no
+    median_ms), the clock, and every other number of the entry as a float."""
     row = dict(parsed)
     row.update(variant_facts(entry, parsed))
     row["name"] = entry.get("run_name", entry["name"])
     row["repetition"] = entry.get("repetition_index", 0)
-    row["error"] = entry.get("error_message") if entry.get("error_occurred") else None
-    scale = TIME_UNITS.get(entry.get("time_unit", "ns"), 1e-6)
-    row["real_time_ms"] = entry.get("real_time", math.nan) * scale
+    row["error"] = (str(entry.get("error_message") or "error_occurred without a message")
+                    if entry.get("error_occurred") else None)
+    scale = TIME_UNITS[entry.get("time_unit", "ns")]
+    real = entry.get("real_time", math.nan)
+    row["real_time_ms"] = real * scale if is_number(real) else math.nan
+    if row["error"] is None:
+        if "median_ms" in entry:
+            row["time_ms"], row["time_field"] = _positive(where, "median_ms", entry["median_ms"]), "median_ms"
+        else:
+            row["time_ms"], row["time_field"] = _positive(where, "real_time", real) * scale, "real_time"
+        if "sm_clock_mhz" in entry:
+            _positive(where, "sm_clock_mhz", entry["sm_clock_mhz"])
+        throttled = entry.get("clock_throttled", 0)
+        if not is_number(throttled):
+            raise InputError(f"{where}: clock_throttled is {throttled!r}; expected 0 or 1")
     for key, value in entry.items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and key not in row \
-                and key not in NOT_MEASUREMENTS:
+        if is_number(value) and key not in row and key not in NOT_MEASUREMENTS:
             row[key] = float(value)
     return row
 
 
-def to_frame(benchmarks, include_aggregates=False):
-    """One row per iteration run of a gemm benchmark (repetitions kept), with its facts."""
+def read_rows(path, entries):
+    """The rows (see _row) of every iteration entry of a gemm-study benchmark, in file order:
+    the one place that reads benchmark entries. InputError (one line naming the file and the
+    entry) for a repetition index that is not a count, a duplicate repetition, an impossible time
+    or clock, a file that mixes median_ms with real_time, or a file with none of our benchmarks."""
+    rows, seen, aggregates, time_field = [], {}, 0, None
+    for i, entry in enumerate(entries):
+        name = entry.get("run_name", entry["name"])
+        parsed = parse_name(name) or _parsed_from_variant(entry)
+        if parsed is None:
+            continue  # another program's benchmark in the same file
+        if entry.get("run_type") == "aggregate":
+            aggregates += 1
+            continue
+        where = f"{path}: entry {i} ({name})"
+        rep = entry.get("repetition_index", 0)
+        if not isinstance(rep, int) or isinstance(rep, bool) or rep < 0:
+            raise InputError(f"{where}: repetition_index is {rep!r}")
+        if (name, rep) in seen:
+            raise InputError(f"{where}: duplicate benchmark (repetition {rep} is also entry {seen[name, rep]})")
+        seen[name, rep] = i
+        row = _row(where, entry, parsed)
+        if row["error"] is None:
+            time_field = time_field or row["time_field"]
+            if row["time_field"] != time_field:
+                raise InputError(f"{where}: " + ("no median_ms, unlike earlier entries" if time_field == "median_ms"
+                                                 else "has median_ms, unlike earlier entries"))
+        rows.append(row)
+    if not rows:
+        if aggregates:
+            raise InputError(f"{path}: only aggregate rows ({aggregates}): rerun without "
+                             "--benchmark_report_aggregates_only so that every repetition is kept")
+        raise InputError(f"{path}: no gemm benchmarks, i.e. no benchmark of gemm-study ({len(entries)} entries, "
+                         "none named gemm/<precision>/<variant>/m:/n:/k: or carrying a 'variant')")
+    return rows
+
+
+# ----------------------------------------------------------------------------- tables
+
+def to_frame(benchmarks, path="results"):
+    """One row per repetition of a gemm benchmark (read_rows), with its facts, as a DataFrame."""
     import pandas as pd
 
-    rows = []
-    for entry in benchmarks:
-        if entry.get("run_type") == "aggregate" and not include_aggregates:
-            continue
-        parsed = parse_name(entry.get("run_name", entry["name"]))
-        if parsed is not None:
-            rows.append(_row(entry, parsed))
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        raise InputError("no gemm benchmarks in the results")
+    frame = pd.DataFrame(read_rows(path, benchmarks))
     if "tags" not in frame:
         frame["tags"] = [()] * len(frame)
     return frame
+
+
+def load_frame(path):
+    """(context, one row per repetition) of a results file."""
+    context, entries = load_results(path)
+    return context, to_frame(entries, path)
+
+
+# ----------------------------------------------------------------------------- runs
+
+@dataclass
+class Bench:
+    """The repetitions of one benchmark in one run, as the comparisons read them."""
+    family: str
+    tags: tuple = ()
+    time_field: str = "median_ms"                 # median_ms, or real_time (a mean) in older files
+    times: list = field(default_factory=list)     # ms per repetition that ran
+    clocks: list = field(default_factory=list)    # MHz per repetition, where recorded
+    real_times: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    throttled: bool = False
+    counters: dict = field(default_factory=dict)  # name -> list of finite values
+    reps: set = field(default_factory=set)
+
+
+def load_run(path):
+    """(context, {benchmark name: Bench}) of a results file, from read_rows; InputError if unusable."""
+    context, entries = load_results(path)
+    benches = {}
+    for row in read_rows(path, entries):
+        bench = benches.setdefault(row["name"], Bench(row["family"], tuple(row.get("tags") or ())))
+        bench.reps.add(row["repetition"])
+        if row["error"] is not None:
+            bench.errors.append(row["error"])
+            continue
+        bench.time_field = row["time_field"]
+        bench.times.append(row["time_ms"])
+        if math.isfinite(row["real_time_ms"]):
+            bench.real_times.append(row["real_time_ms"])
+        if "sm_clock_mhz" in row:
+            bench.clocks.append(row["sm_clock_mhz"])
+        bench.throttled |= bool(row.get("clock_throttled", 0))
+        for key, value in row.items():
+            if key in COUNTER_EXCLUDED or key.startswith(NOT_COUNTERS):
+                continue
+            if isinstance(value, float) and math.isfinite(value):
+                bench.counters.setdefault(key, []).append(value)
+    for name, bench in benches.items():
+        if bench.clocks and len(bench.clocks) != len(bench.times):
+            raise InputError(f"{path}: {name}: sm_clock_mhz on {len(bench.clocks)} of "
+                             f"{len(bench.times)} repetitions")
+    return context, benches
 
 
 def one_row_per_benchmark(frame):
@@ -245,6 +401,14 @@ def has_tag(frame, *tags):
     # astype(bool): on an empty frame map() gives an object Series, which frame[mask] would
     # read as a list of column names (an empty frame without columns).
     return frame["tags"].map(lambda row_tags: bool(wanted & set(row_tags or ()))).astype(bool)
+
+
+def max_warps_per_sm(context):
+    return context_value(context, "gpu_max_threads_per_sm", "max_threads_per_sm") / 32
+
+
+def sm_count(context):
+    return context_value(context, "gpu_sm_count", "sm_count")
 
 
 def context_value(context, *keys, default=math.nan):

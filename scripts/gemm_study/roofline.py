@@ -3,7 +3,8 @@ byte where gemm-bench recorded L2 traffic), under the ceilings the context gives
 import numpy as np
 
 from .ladder import LADDER_TAGS, PEAK_KEYS, compute_of, flop_per_byte, ladder_rows, traffic_bytes
-from .report import save_figure
+from .formatting import save_figure
+from .manifest import TAGS
 from .results import context_value, has_tag, shapes_by_size
 
 # level -> (context key of its bandwidth in GB/s, axis label). A level is drawn when its
@@ -66,7 +67,7 @@ def figure(kernel, context, out, precision):
         for (_, row), x in zip(points.iterrows(), intensity):
             if not np.isfinite(x):
                 continue
-            reference = "reference" in (row["tags"] or ())
+            reference = TAGS.reference in (row["tags"] or ())
             ax.scatter(x, row["gflops"], marker=markers.get(row["shape"], "o"),
                        color="tab:gray" if reference else matplotlib.colormaps["viridis"](_rung_share(row, points)))
             if row["shape"] == shapes[-1]:

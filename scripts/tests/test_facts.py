@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conftest import DATA, contract_entry, recorded_entry, write_contract_run
-from gemm_study import report
+from gemm_study import seeds
 from gemm_study.errors import run_cli
 from gemm_study.results import has_tag, load_results, one_row_per_benchmark, to_frame
 from report import main as report_main
@@ -24,7 +24,7 @@ def test_efficiency_uses_warps_launched_from_the_facts(tmp_path):
     path = write_contract_run(tmp_path / "run.json", transform=lambda e: (
         e["variant"].update(warps_launched=3) or e) if e["run_name"] == SHARED16 else e)
     context, frame = frame_of(path)
-    kernel = report.enrich(frame[~frame.end_to_end], context)
+    kernel = seeds.enrich(frame[~frame.end_to_end], context)
     row = kernel[kernel.name == SHARED16].iloc[0]
     assert row.warps_launched == 3
     assert row.efficiency == pytest.approx(row.speedup_vs_cpu / 3)

@@ -109,3 +109,41 @@ def test_quick_study_shows_stages_progress_and_time_breakdown(tmp_path, venv):
     assert recorded["settings"]["quick"] == "1"
     assert "[1/" in (out / "logs" / "gemm-bench.progress.log").read_text()
     assert "## Where the study's time went" in (out / "report.md").read_text()
+
+
+CPU_ONLY_BENCH = r'''#!/bin/sh
+echo "counters: not started"
+echo "l2_state: warm"
+echo "gemm/fp32/cpu_serial/m:256/n:256/k:256/manual_time  12.5 ms"
+'''
+FAKE_CMAKE = "#!/bin/sh\necho '[1/2] Building CUDA object kernels/naive.cu.o'\necho 'a compiler warning'\n" \
+             "echo '[2/2] Linking CXX executable bench/gemm-bench'\n"
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_without_a_gpu_the_study_says_what_runs_and_keeps_its_logs(tmp_path, venv, quick):
+    """No GPU: the build shows ninja's progress and its log stays; the study says which part
+    needs a GPU (the quick one or the full one), runs the CPU baseline without the GPU-only
+    context lines, and leaves no temporary folder behind."""
+    build = tmp_path / "build"
+    (build / "bench").mkdir(parents=True)
+    executable(build / "bench" / "gemm-bench", CPU_ONLY_BENCH)
+    fakes = tmp_path / "fakes"
+    fakes.mkdir()
+    executable(fakes / "cmake", FAKE_CMAKE)
+    executable(fakes / "nvidia-smi", "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = dict(os.environ, PATH=f"{fakes}:{os.environ['PATH']}", BUILD_DIR=str(build), GEMM_VENV=str(venv),
+               TMPDIR=str(temporary))
+    argv = [str(SCRIPTS / "run_study.sh"), *(["--quick"] if quick else []), str(tmp_path / "reports")]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    terminal = proc.stdout + proc.stderr
+    assert proc.returncode == 0, terminal[-3000:]
+    assert "[1/2] Building CUDA object" in terminal and "a compiler warning" not in terminal
+    assert "a compiler warning" in (build / "study-logs" / "build.log").read_text()
+    assert f"log: {build}/study-logs/build.log" in terminal
+    expected = "--quick's GPU part (sizes 1024,2048, fp32)" if quick else "the study (sizes 512,1024,2048,4096, fp32,fp64)"
+    assert f"Not run: {expected}" in terminal and "--quick was ignored" not in terminal
+    assert "cpu_serial" in terminal and "counters: not started" not in terminal and "l2_state" not in terminal
+    assert list(temporary.iterdir()) == [] and not (tmp_path / "reports").exists()

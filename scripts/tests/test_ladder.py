@@ -32,11 +32,11 @@ def run(tmp_path):
 
 
 def kernel_of(path):
-    from gemm_study import report
+    from gemm_study import seeds
 
     context, entries = load_results(path)
     frame = one_row_per_benchmark(to_frame(entries))
-    return context, report.enrich(frame[~frame.end_to_end & frame.error.isna()], context)
+    return context, seeds.enrich(frame[~frame.end_to_end & frame.error.isna()], context)
 
 
 def test_best_variant_of_each_rung_from_the_seeds_best(run):

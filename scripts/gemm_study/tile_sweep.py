@@ -1,0 +1,220 @@
+"""The tile-size section of the report: families tagged tile_sweep across their tile or block
+edges (the `tile` column, see results.sweep_edge), one generated sentence per step between
+neighbouring edges naming the counter that moved most and its cause from the launch facts, and
+the figures of GFLOP/s and counters against the edge. Which variants go where comes from their
+tags, never from lists of family names."""
+import math
+
+import numpy as np
+import pandas as pd
+
+from .footprint import compulsory_read_bytes
+from .formatting import number, save_figure
+from .manifest import TAGS
+from .results import has_tag, max_warps_per_sm, shapes_by_size
+
+# Counters a tile-size step is explained by, in the order ties are broken.
+STEP_COUNTERS = ["gld_sectors", "gld_sectors_per_request", "smem_ld_wavefronts_per_request",
+                 "achieved_occupancy", "theoretical_occupancy", "dram_read_bytes", "l2_hit_rate",
+                 "registers_per_thread"]
+# A coalesced warp-wide load touches at most 4 (FP32) or 8 (FP64) sectors per operand; more
+# than this per request means the lanes walk rows, one sector each.
+SCATTERED_SECTORS_PER_REQUEST = 8
+
+
+def tile_sweep_families(frame):
+    """Families tagged tile_sweep, in the order gemm-bench ran them (its registration order)."""
+    return list(dict.fromkeys(frame[has_tag(frame, TAGS.tile_sweep)].family))
+
+
+def _change_word(a, b):
+    return "rises" if b > a else "falls"
+
+
+def _finite(row, counter):
+    """Whether the row has a finite number for counter (absent, NaN or non-numeric: False)."""
+    try:
+        return bool(np.isfinite(float(row.get(counter))))
+    except (TypeError, ValueError):
+        return False
+
+
+def _largest_move(a, b):
+    best, best_change = None, 0.0
+    for counter in STEP_COUNTERS:
+        if not (_finite(a, counter) and _finite(b, counter)):
+            continue
+        x, y = a[counter], b[counter]
+        if max(abs(x), abs(y)) == 0:
+            continue
+        change = abs(y - x) / max(abs(x), abs(y))
+        if counter == "dram_read_bytes" and max(x, y) < 0.5 * compulsory_read_bytes(a):
+            continue  # inputs resident in L2: DRAM traffic is noise here
+        if counter == "l2_hit_rate":
+            change /= 4  # a ratio near 100% moves a few points without meaning much
+        if change > best_change:
+            best, best_change = counter, change
+    return best, best_change
+
+
+def explain_step(a, b, context):
+    """One sentence for the step between neighbouring rows a -> b of one family (tile order):
+    the counter that moved most, with its cause computed from the launch facts."""
+    best, best_change = _largest_move(a, b)
+    head = (f"{a['family']} {a['params']} -> {b['params']} ({a['precision']}, {a['shape']}): "
+            f"{number(a['gflops'])} -> {number(b['gflops'])} GFLOP/s")
+    if best is None or best_change < 0.01:
+        return head + "; no counter moved by more than 1%."
+    x, y = a[best], b[best]
+    unit = "%" if "occupancy" in best or best == "l2_hit_rate" else ""
+    text = f"{head}; {best} {_change_word(x, y)} from {number(x)}{unit} to {number(y)}{unit}"
+    return text + _cause(best, a, b, context) + "."
+
+
+def _cause(counter, a, b, context):
+    """Why `counter` moved, from the variant facts (threads per block, tile edge) of a and b."""
+    x, y = a[counter], b[counter]
+    if "occupancy" in counter and _finite(b, "theoretical_occupancy") and _finite(b, "threads_per_block"):
+        max_warps = max_warps_per_sm(context)
+        if not np.isfinite(max_warps):
+            return ""
+        threads = int(b["threads_per_block"])
+        resident = round(b["theoretical_occupancy"] / 100 * max_warps / math.ceil(threads / 32))
+        registers = int(b["registers_per_thread"]) if _finite(b, "registers_per_thread") else 0
+        return (f": {threads}-thread blocks, at most {resident} per SM "
+                f"({registers} registers per thread)")
+    if counter == "gld_sectors" and _finite(a, "smem_ld_requests") and a["smem_ld_requests"] > 0 \
+            and _finite(a, "tile") and _finite(b, "tile"):
+        return (f": each element of A and B is fetched once per tile of the other operand, "
+                f"{a['n'] / a['tile']:.0f} -> {b['n'] / b['tile']:.0f} times")
+    if counter == "gld_sectors_per_request" and _finite(b, "tile"):
+        edge = int(b["tile"])
+        if y > SCATTERED_SECTORS_PER_REQUEST:
+            return f": threadIdx.x walks rows, so a warp reads {min(32, edge)} rows of A, one sector each"
+        return f": a warp covers {max(1, 32 // edge)} row(s) of C and {min(32, edge)} consecutive columns"
+    if counter == "smem_ld_wavefronts_per_request":
+        return ": shared loads need more passes (bank conflicts or wider loads)" if y > x else \
+            ": fewer passes per shared load"
+    if counter == "dram_read_bytes":
+        compulsory = compulsory_read_bytes(a)
+        return f" ({x / compulsory:.1f}x -> {y / compulsory:.1f}x the compulsory A+B traffic)"
+    return ""
+
+
+def step_sentences(frame, context):
+    out = []
+    sweep = frame[has_tag(frame, TAGS.tile_sweep)]
+    for _, group in sweep.groupby(["family", "precision", "shape"], sort=False):
+        rows = [r for _, r in group.sort_values("tile").iterrows()]
+        out += [explain_step(a, b, context) for a, b in zip(rows, rows[1:])]
+    return out
+
+
+
+# ----------------------------------------------------------------------------- figures
+
+def twin_families(frame):
+    """family -> the earlier tile_sweep family it duplicates: same exact counters at every
+    common tile and shape (the same instructions, e.g. the write-up's 'register' variant).
+    Twins are drawn dashed over their original so both stay visible."""
+    exact = [c for c in ("gld_sectors", "gld_requests", "smem_ld_wavefronts", "smem_ld_requests",
+                         "registers_per_thread") if c in frame]
+    if not exact:
+        return {}
+    families = tile_sweep_families(frame)
+    signature = {}
+    for family in families:
+        rows = frame[frame.family == family].sort_values(["precision", "shape", "tile"])
+        signature[family] = tuple(map(tuple, rows[["precision", "shape", "tile", *exact]].astype(str).values))
+    twins = {}
+    for i, family in enumerate(families):
+        for earlier in families[:i]:
+            if signature[family] and signature[family] == signature[earlier]:
+                twins[family] = earlier
+                break
+    return twins
+
+
+def figures(frame, out, precisions):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    kernel = frame[~frame.end_to_end & has_tag(frame, TAGS.tile_sweep)]
+    families = tile_sweep_families(kernel)
+    twins = twin_families(kernel)
+    colour = {f: matplotlib.colormaps["tab10"](i % 10) for i, f in enumerate(families)}
+    style = {f: "--" if f in twins else "-" for f in families}
+    edges = sorted({int(t) for t in kernel.tile.dropna()})
+    for precision in precisions:
+        data = kernel[kernel.precision == precision]
+        if data.empty:
+            continue
+        shapes = shapes_by_size(data)
+        fig, axes = plt.subplots(1, len(shapes), figsize=(4.2 * len(shapes), 3.8), squeeze=False)
+        for ax, shape in zip(axes[0], shapes):
+            for family, group in data[data["shape"] == shape].groupby("family", sort=False):
+                group = group.sort_values("tile")
+                ax.plot(group.tile, group.gflops, marker="o", label=family, color=colour[family], linestyle=style[family])
+            ax.set(title=f"{precision} {shape}", xlabel="tile / block edge", ylabel="GFLOP/s")
+            _tile_axis(ax, edges)
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        written += save_figure(fig, out / f"gflops_vs_tile_{precision}")
+        plt.close(fig)
+
+        available = data.get("counters_available", pd.Series(0, index=data.index)) == 1
+        with_counters = data[available]
+        if not with_counters.empty:
+            # The largest shape at which the most variants have counters: the default study
+            # caps the write-ups' counters below its largest size, all but the ladder's start.
+            counts = with_counters.groupby("shape").size()
+            shape = max(reversed(shapes_by_size(with_counters)), key=lambda s: counts[s])
+            sub = with_counters[with_counters["shape"] == shape]
+            counters = ["gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy", "dram_read_bytes"]
+            fig, axes = plt.subplots(1, len(counters), figsize=(4.2 * len(counters), 3.8))
+            for ax, counter in zip(axes, counters):
+                for family, group in sub.groupby("family", sort=False):
+                    if counter in group and group[counter].notna().any():
+                        group = group.sort_values("tile")
+                        ax.plot(group.tile, group[counter], marker="o", label=family, color=colour[family],
+                                linestyle=style[family])
+                ax.set_title(f"{counter}\n({precision} {shape})", fontsize=9)
+                ax.set(xlabel="tile / block edge")
+                _tile_axis(ax, edges)
+            handles = [plt.Line2D([], [], color=colour[f], linestyle=style[f], marker="o", label=f)
+                       for f in families if f in set(sub.family)]
+            fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=7)
+            fig.tight_layout(rect=(0, 0.12, 1, 1))
+            written += save_figure(fig, out / f"counters_vs_tile_{precision}")
+            plt.close(fig)
+
+    everything = frame[~frame.end_to_end & ~has_tag(frame, TAGS.cpu)]
+    for precision in precisions:
+        data = everything[everything.precision == precision]
+        if data.empty:
+            continue
+        shape = shapes_by_size(data)[-1]
+        best = data[data["shape"] == shape].sort_values("gflops").groupby("family").tail(1).sort_values("gflops")
+        fig, ax = plt.subplots(figsize=(8, 0.35 * len(best) + 1.5))
+        reference = has_tag(best, TAGS.reference)
+        ax.barh(best.variant, best.gflops, color=["tab:gray" if r else "tab:blue" for r in reference])
+        ax.set(xlabel="GFLOP/s", title=f"Every family, {precision} {shape} (best of each; grey: cuBLAS)")
+        fig.tight_layout()
+        written += save_figure(fig, out / f"ladder_{precision}")
+        plt.close(fig)
+    return written
+
+
+def _tile_axis(ax, edges):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(edges, [str(e) for e in edges])
+    ax.minorticks_off()
+
+
+def _tile_axis(ax, edges):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(edges, [str(e) for e in edges])
+    ax.minorticks_off()
