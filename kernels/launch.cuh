@@ -1,5 +1,6 @@
-// Launch helper shared by the kernel families: one place that converts a LaunchPlan into a
-// <<<grid, block, smem, stream>>> launch and checks the launch status.
+// Launch helpers shared by the kernel families: one place that converts a LaunchPlan into a
+// <<<grid, block, smem, stream>>> launch and checks the launch status, the KernelLaunch of a
+// variant (variant_builder.h) for a kernel, and the plans most families use.
 #pragma once
 
 #include <functional>
@@ -8,9 +9,9 @@
 #include <utility>
 
 #include "cuda_check.h"
-#include "tags.h"
 #include "gemm_types.h"
-#include "variant.h"
+#include "tags.h"
+#include "variant_builder.h"
 
 namespace gemm {
 
@@ -34,42 +35,46 @@ void launch(const LaunchPlan& plan, cudaStream_t stream, void (*kernel)(KernelAr
   GEMM_CHECK_LAUNCH();
 }
 
-template <typename T>
-constexpr Precision precision_of() {
-  return sizeof(T) == 4 ? Precision::fp32 : Precision::fp64;
-}
+// Every kernel of the study takes (A, B, C, M, N, K), then whatever its family adds (`Extra`,
+// e.g. the lab's tile_x, tile_y).
+template <typename T, typename... Extra>
+using GemmKernel = void (*)(const T*, const T*, T*, int, int, int, Extra...);
 
-template <typename T>
-constexpr Compute compute_of() {
-  return sizeof(T) == 4 ? Compute::fp32 : Compute::fp64;
-}
-
-using PlanFn = std::function<LaunchPlan(const GemmShape&)>;
-
-// A variant of one of our kernels. Every kernel takes (A, B, C, M, N, K) followed by any
-// compile-time-unknown parameters of its family (`extra`, e.g. the lab's tile_x, tile_y).
-// The caller adds tags, parameter fields, origin and, where needed, a precondition.
-template <typename T, typename... KernelArgs, typename... Extra>
-Variant kernel_variant(std::string family, std::string params, PlanFn plan_fn,
-                       void (*kernel)(KernelArgs...), Extra... extra) {
-  Variant v;
-  v.family = std::move(family);
-  v.params = std::move(params);
-  v.precision = precision_of<T>();
-  v.compute = compute_of<T>();
-  v.backend = Backend::cuda_kernel;
-  v.unit_roundoff = unit_roundoff(v.compute);
-  v.plan = [plan_fn, kernel](const GemmShape& s) {
+// The launch of one kernel on `plan_fn`'s plan with the operands and `extra`.
+template <typename T, typename... Extra>
+KernelLaunch kernel_launch(PlanFn plan_fn, GemmKernel<T, Extra...> kernel,
+                           std::type_identity_t<Extra>... extra) {
+  KernelLaunch l;
+  l.plan = [plan_fn, kernel](const GemmShape& s) {
     LaunchPlan p = plan_fn(s);
     p.kernel = reinterpret_cast<const void*>(kernel);
     return p;
   };
-  v.run = [plan_fn, kernel, extra...](const Operands& ops, cudaStream_t stream) {
+  l.run = [plan_fn, kernel, extra...](const Operands& ops, cudaStream_t stream) {
     launch(plan_fn(ops.shape), stream, kernel, static_cast<const T*>(ops.a),
            static_cast<const T*>(ops.b), static_cast<T*>(ops.c), int(ops.shape.m),
            int(ops.shape.n), int(ops.shape.k), extra...);
   };
-  return v;
+  return l;
+}
+
+// The launch of the kernel `pick` chooses for a shape (a fast path where the shape allows it,
+// a checked one for the rest), all on `plan_fn`'s plan.
+template <typename T>
+KernelLaunch kernel_per_shape(PlanFn plan_fn,
+                              std::function<GemmKernel<T>(const GemmShape&)> pick) {
+  KernelLaunch l;
+  l.plan = [plan_fn, pick](const GemmShape& s) {
+    LaunchPlan p = plan_fn(s);
+    p.kernel = reinterpret_cast<const void*>(pick(s));
+    return p;
+  };
+  l.run = [plan_fn, pick](const Operands& ops, cudaStream_t stream) {
+    launch(plan_fn(ops.shape), stream, pick(ops.shape), static_cast<const T*>(ops.a),
+           static_cast<const T*>(ops.b), static_cast<T*>(ops.c), int(ops.shape.m),
+           int(ops.shape.n), int(ops.shape.k));
+  };
+  return l;
 }
 
 // One thread per element of C in edge_x x edge_y blocks; grid.x covers the columns.
@@ -83,16 +88,6 @@ inline PlanFn element_per_thread_plan(int edge_x, int edge_y, std::size_t static
     p.dynamic_smem_bytes = dynamic_smem;
     return p;
   };
-}
-
-// A variant named by its parameter fields: family/bm:128/bn:128/... (the fields are also
-// written into the results one by one, so no tool parses them back out of the name).
-template <typename T, typename... KernelArgs>
-Variant tiled_variant(std::string family, std::vector<Param> fields, PlanFn plan_fn,
-                      void (*kernel)(KernelArgs...)) {
-  Variant v = kernel_variant<T>(std::move(family), params_name(fields), std::move(plan_fn), kernel);
-  v.param_fields = std::move(fields);
-  return v;
 }
 
 // A block of `threads` threads per BM x BN tile of C; grid.x covers the columns.

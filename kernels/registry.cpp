@@ -1,31 +1,141 @@
-#include "families.h"
+// The registry: every family of manifest.inc, in its order, with the facts the manifest gives.
+// A family's file appends its variants (add_<family>_variants); the registry gives each one its
+// level's tag, its role's tags, and on a rung line the rung number (the line's position among
+// the rung lines), rung name and origin. A family whose build target was not compiled (sm90a)
+// is listed as one variant that refuses every shape, with the reason.
+#include <stdexcept>
+#include <string>
+
+#include "registry.h"
+#include "tags.h"
+
+// The manifest to read: a test compiles this file against a toy manifest of its own.
+#ifndef GEMM_MANIFEST
+#define GEMM_MANIFEST "manifest.inc"
+#endif
 
 namespace gemm {
 
+#define GEMM_FAMILY(level, family, build, rung_name, origin) \
+  void add_##family##_variants(std::vector<Variant>& out);
+#include GEMM_MANIFEST
+#undef GEMM_FAMILY
+
+namespace {
+
+// The registration function of a line, or null where its build target was not compiled.
+#define GEMM_BUILT_any(add) add
+#ifdef GEMM_HAVE_SM90A
+#define GEMM_BUILT_sm90a(add) add
+#else
+#define GEMM_BUILT_sm90a(add) nullptr
+#endif
+
+const std::vector<ManifestLine>& manifest() {
+  static const std::vector<ManifestLine> lines = {
+#define GEMM_FAMILY(level, family, build, rung_name, origin) \
+  {tag::level, #family, #build, rung_name, origin, GEMM_BUILT_##build(&add_##family##_variants)},
+#include GEMM_MANIFEST
+#undef GEMM_FAMILY
+  };
+  return lines;
+}
+
+#undef GEMM_BUILT_any
+#undef GEMM_BUILT_sm90a
+
+bool is_rung_level(const std::string& level) {
+  return level == tag::ladder || level == tag::tensor_core;
+}
+
+void add_tag(Tags& tags, const char* tag) {
+  for (const auto& t : tags)
+    if (t == tag) return;
+  tags.push_back(tag);
+}
+
+// The level's tag, then the role's, then the family's own.
+Tags tags_of(const ManifestLine& line, const Variant& v) {
+  Tags tags = {line.level};
+  if (v.role == Role::representative) {
+    add_tag(tags, tag::tracked);
+    add_tag(tags, tag::crosscheck);
+    add_tag(tags, tag::summary);
+  } else if (v.role == Role::sweep) {
+    add_tag(tags, tag::tuning);
+  }
+  for (const auto& t : v.tags) add_tag(tags, t.c_str());
+  return tags;
+}
+
+std::string build_reason(const std::string& build) {
+  if (build == "sm90a")
+    return "built without sm_90a: configure with -DGEMM_SM90A=ON (needs "
+           "CMAKE_CUDA_ARCHITECTURES to include 90)";
+  return "built without the " + build + " target";
+}
+
+// The stand-in of a family that was not compiled: it refuses every shape with the reason.
+Variant refused_family(const ManifestLine& line) {
+  Variant v;
+  v.family = line.family;
+  v.unit_roundoff = unit_roundoff(v.compute);
+  v.role = is_rung_level(line.level) ? Role::representative : Role::none;
+  const std::string why = build_reason(line.build);
+  v.note = why;
+  v.can_implement = [why](const GemmShape&, const DeviceLimits&) -> std::optional<std::string> {
+    return why;
+  };
+  v.plan = [](const GemmShape&) { return LaunchPlan{}; };
+  v.run = [family = v.family, why](const Operands&, cudaStream_t) {
+    throw std::logic_error(family + ": " + why);
+  };
+  return v;
+}
+
+}  // namespace
+
+std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
+  std::vector<Variant> out;
+  int rung = 0;
+  for (const ManifestLine& line : lines) {
+    const bool is_rung = is_rung_level(line.level);
+    if (is_rung) ++rung;
+    const std::size_t first = out.size();
+    if (line.add) {
+      line.add(out);
+    } else {
+      out.push_back(refused_family(line));
+    }
+    for (std::size_t i = first; i < out.size(); ++i) {
+      Variant& v = out[i];
+      v.tags = tags_of(line, v);
+      if (is_rung) {
+        v.rung = rung;
+        v.rung_name = line.rung_name;
+      }
+      if (v.origin.empty()) v.origin = line.origin;
+    }
+  }
+  // The counters' SASS-level metrics (FFMA and shared-memory instruction counts) are
+  // collected by instrumenting the kernel, which runs it 30 to 150 times slower; the
+  // write-ups' kernels take 2 to 200 ms each at 2048^3 and 4096^3, so their counters would
+  // take most of the study. Their exact counts scale with the shape, and 1024^3 (the
+  // cross-check's shape) keeps every claim. The ladder starts at shared/tile:32 (the
+  // report's first rung), which keeps its counters at every size.
+  for (Variant& x : out)
+    if (x.has_tag(tag::seed) && x.backend == Backend::cuda_kernel &&
+        x.name() != "shared/tile:32" && x.counters_max_work == 0)
+      x.counters_max_work = 1024.0 * 1024.0 * 1024.0;
+  return out;
+}
+
+const std::vector<ManifestLine>& manifest_lines() { return manifest(); }
+
 const std::vector<Variant>& all_variants() {
-  static const std::vector<Variant> variants = [] {
-    std::vector<Variant> v;
-    add_cublas_variants(v);  // first: every other variant is reported as a share of cuBLAS
-    add_cpu_variants(v);
-    add_naive_variants(v);
-    add_grid_stride_variants(v);
-    add_shared_tiled_variants(v);
-    add_shared_dynamic_variants(v);
-    add_shared_register_variants(v);
-    add_ladder_variants(v);
-    add_tensor_core_variants(v);
-    // The counters' SASS-level metrics (FFMA and shared-memory instruction counts) are
-    // collected by instrumenting the kernel, which runs it 30 to 150 times slower; the
-    // write-ups' kernels take 2 to 200 ms each at 2048^3 and 4096^3, so their counters would
-    // take most of the study. Their exact counts scale with the shape, and 1024^3 (the
-    // cross-check's shape) keeps every claim. The ladder starts at shared/tile:32 (the
-    // report's first rung), which keeps its counters at every size.
-    for (Variant& x : v)
-      if (x.has_tag(tag::seed) && x.backend == Backend::cuda_kernel &&
-          x.name() != "shared/tile:32" && x.counters_max_work == 0)
-        x.counters_max_work = 1024.0 * 1024.0 * 1024.0;
-    return v;
-  }();
+  // cublas_reference is the manifest's first line: every other variant is reported as a share
+  // of cuBLAS.
+  static const std::vector<Variant> variants = assemble_registry(manifest());
   return variants;
 }
 

@@ -4,9 +4,11 @@
 // problem onto a launch, and how to run on buffers the caller owns. Variants never allocate,
 // copy or synchronize.
 //
-// Adding a family: write kernels/<level>/<family>.cu with an add_<family>_variants() that
-// appends its variants (kernel_variant() in launch.cuh fills most fields), declare it in
-// families.h and call it from registry.cpp. Tags, not names, decide where it appears.
+// Adding a family: write kernels/<folder>/<family>.cu with an add_<family>_variants() that
+// appends its variants, and add its line to kernels/manifest.inc. The registry (registry.cpp)
+// calls it in manifest order and gives its variants what the manifest says: the level's tag, the
+// rung number, the rung name and origin, and the tags of each variant's role. Tags, not names,
+// decide where a variant appears.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -52,6 +54,14 @@ struct Param {
 // Tags every tool selects by (see tags.h for what each means).
 using Tags = std::vector<std::string>;
 
+// What a variant of a rung is for; the registry turns it into tags (registry.cpp). Variants of
+// the write-ups' kernels and the references have none and carry their own tags.
+enum class Role {
+  none,
+  representative,  // the rung's instance: tracked, cross-checked, in the summary
+  sweep,           // a tuning-sweep instance: runs only when --tags selects `tuning`
+};
+
 // Why this variant cannot take this shape on this device, or nothing when it can.
 using Precondition =
     std::function<std::optional<std::string>(const GemmShape&, const DeviceLimits&)>;
@@ -63,7 +73,8 @@ struct Variant {
   Compute compute = Compute::fp32;
   Backend backend = Backend::cuda_kernel;
   std::vector<Param> param_fields;  // the parameters as numbers, in name order
-  Tags tags;
+  Tags tags;              // the family's own; the registry adds its level's and its role's
+  Role role = Role::none;
   int rung = 0;           // position on the ladder above the write-ups (0: not a rung)
   std::string rung_name;  // "2-D register blocking"
   std::string origin;     // which write-up or rung it reproduces, for reports

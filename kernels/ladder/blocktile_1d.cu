@@ -5,9 +5,7 @@
 //
 // Tails: loads outside A or B write zeros into the tiles, stores outside C are skipped, so every
 // shape runs.
-#include "families.h"
 #include "ladder_common.cuh"
-#include "ladder_families.h"
 
 namespace gemm {
 namespace {
@@ -63,15 +61,17 @@ __global__ void __launch_bounds__(BM * BN / TM, sizeof(T) == 4 ? 2 : 1)
 }
 
 template <typename T, int BM, int BN, int BK, int TM>
-void add_config(std::vector<Variant>& out, bool representative) {
+void add_config(std::vector<Variant>& out, Role role) {
   constexpr int threads = BM * BN / TM;
-  Variant v = tiled_variant<T>("blocktile_1d", {{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}},
-                               block_tile_plan(BM, BN, threads, 0, (BM + BN) * BK * sizeof(T)),
-                               blocktile_1d_kernel<T, BM, BN, BK, TM>);
-  set_ladder_facts(v, 1, "1-D register blocking", "siboehm/SGEMM_CUDA kernel 4 (1-D blocktiling)",
-                   TM, representative);
-  v.note = "any shape: out-of-range tile elements load as zero";
-  out.push_back(v);
+  out.push_back(VariantBuilder::of<T>("blocktile_1d")
+                    .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}})
+                    .launch(kernel_launch<T>(
+                        block_tile_plan(BM, BN, threads, 0, (BM + BN) * BK * sizeof(T)),
+                        blocktile_1d_kernel<T, BM, BN, BK, TM>))
+                    .outputs_per_thread(TM)
+                    .role(role)
+                    .note("any shape: out-of-range tile elements load as zero")
+                    .build());
 }
 
 }  // namespace
@@ -79,7 +79,7 @@ void add_config(std::vector<Variant>& out, bool representative) {
 void add_blocktile_1d_variants(std::vector<Variant>& out) {
   for_each_precision([&](auto precision_tag) {
     using T = typename decltype(precision_tag)::type;
-    add_config<T, 64, 64, 8, 8>(out, true);  // siboehm's parameters: 512 threads
+    add_config<T, 64, 64, 8, 8>(out, Role::representative);  // siboehm's parameters: 512 threads
   });
 }
 

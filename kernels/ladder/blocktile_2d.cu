@@ -4,9 +4,7 @@
 // TM * TN / (TM + TN) elements' worth of loads, and the MIO queue stops throttling issue.
 //
 // Tails: loads outside A or B write zeros into the tiles, stores outside C are skipped.
-#include "families.h"
 #include "ladder_common.cuh"
-#include "ladder_families.h"
 
 namespace gemm {
 namespace {
@@ -67,24 +65,25 @@ __global__ void __launch_bounds__(BM * BN / (TM * TN))
 }
 
 template <typename T, int BM, int BN, int BK, int TM, int TN>
-void add_config(std::vector<Variant>& out, bool representative) {
+void add_config(std::vector<Variant>& out, Role role) {
   constexpr int threads = BM * BN / (TM * TN);
-  Variant v = tiled_variant<T>(
-      "blocktile_2d", {{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}, {"tn", TN}},
-      block_tile_plan(BM, BN, threads, 0, (BM + BN) * BK * sizeof(T)),
-      blocktile_2d_kernel<T, BM, BN, BK, TM, TN>);
-  set_ladder_facts(v, 2, "2-D register blocking", "siboehm/SGEMM_CUDA kernel 5 (2-D blocktiling)",
-                   TM * TN, representative);
-  v.note = "any shape: out-of-range tile elements load as zero";
-  out.push_back(v);
+  out.push_back(VariantBuilder::of<T>("blocktile_2d")
+                    .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}, {"tn", TN}})
+                    .launch(kernel_launch<T>(
+                        block_tile_plan(BM, BN, threads, 0, (BM + BN) * BK * sizeof(T)),
+                        blocktile_2d_kernel<T, BM, BN, BK, TM, TN>))
+                    .outputs_per_thread(TM * TN)
+                    .role(role)
+                    .note("any shape: out-of-range tile elements load as zero")
+                    .build());
 }
 
 }  // namespace
 
 void add_blocktile_2d_variants(std::vector<Variant>& out) {
-  add_config<float, 128, 128, 8, 8, 8>(out, true);  // siboehm's parameters: 256 threads
+  add_config<float, 128, 128, 8, 8, 8>(out, Role::representative);  // siboehm's parameters: 256 threads
   // FP64: an 8 x 8 tile of doubles is 128 registers of accumulators alone; 8 x 4 fits.
-  add_config<double, 128, 64, 8, 8, 4>(out, true);
+  add_config<double, 128, 64, 8, 8, 4>(out, Role::representative);
 }
 
 }  // namespace gemm

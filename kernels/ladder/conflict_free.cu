@@ -1,24 +1,22 @@
 // Rung 4, conflict-free shared layout: rung 3's kernel and tiles with As skew-padded (each group
 // of 16/sizeof(T) rows shifted so the lanes that transpose one row of A write distinct banks)
-// and Bs XOR-swizzled in 16-byte chunks (so an LDS.128 quarter-warp reads 8 distinct bank
-// groups). Shown against rung 3 at the same tiles: smem_st wavefronts per request fall from the
-// n-way conflict to 1 per phase, and the B reads lose their 2-way conflict.
-#include "families.h"
-#include "ladder_families.h"
+// and Bs XOR-swizzled in 16-byte chunks (so an LDS.128 quarter-warp reads 8 distinct bank groups).
+// Shown against rung 3 at the same tiles: smem_st wavefronts per request fall from the n-way
+// conflict to 1 per phase, and the B reads lose their 2-way conflict.
 #include "vectorized_kernel.cuh"
 
 namespace gemm {
 
 void add_conflict_free_variants(std::vector<Variant>& out) {
-  auto finish = [&](Variant v, int outputs) {
-    set_ladder_facts(v, 4, "conflict-free layout",
-                     "siboehm/SGEMM_CUDA kernels 7-8 (bank conflicts), fixed on the A store "
-                     "(issue #8)", outputs, true);
-    v.note = "skew-padded As, XOR-swizzled Bs";
-    out.push_back(v);
-  };
-  finish(vectorized_variant<float, 128, 128, 8, 8, 8, true>("conflict_free"), 64);
-  finish(vectorized_variant<double, 128, 64, 8, 8, 4, true>("conflict_free"), 32);
+  const char* note = "skew-padded As, XOR-swizzled Bs";
+  out.push_back(vectorized_variant<float, 128, 128, 8, 8, 8, true>("conflict_free")
+                    .representative()
+                    .note(note)
+                    .build());
+  out.push_back(vectorized_variant<double, 128, 64, 8, 8, 4, true>("conflict_free")
+                    .representative()
+                    .note(note)
+                    .build());
 }
 
 }  // namespace gemm

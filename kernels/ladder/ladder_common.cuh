@@ -1,5 +1,5 @@
 // Device helpers shared by the CUDA-core ladder (kernels/ladder/*.cu): 16-byte vector types,
-// cp.async wrappers, the block-order swizzle and the host-side bits every rung registers with.
+// cp.async wrappers, the block-order swizzle and the device check every cp.async rung makes.
 #pragma once
 
 #include <cstdint>
@@ -165,34 +165,6 @@ __device__ __forceinline__ int reread_thread_index() {
 }  // namespace gemm::ladder
 
 namespace gemm {
-
-// Host side: the facts every ladder variant carries.
-inline void set_ladder_facts(Variant& v, int rung, const char* rung_name, const char* origin,
-                             double outputs_per_thread, bool representative) {
-  v.rung = rung;
-  v.rung_name = rung_name;
-  v.origin = origin;
-  v.outputs_per_thread = outputs_per_thread;
-  v.tags = {tag::ladder};
-  if (representative) {
-    v.tags.push_back(tag::tracked);
-    v.tags.push_back(tag::crosscheck);
-    v.tags.push_back(tag::summary);
-  } else {
-    v.tags.push_back(tag::tuning);
-  }
-}
-
-// Adds a precondition to whatever the variant already refuses.
-inline void add_precondition(Variant& v, Precondition more) {
-  Precondition before = v.can_implement;
-  v.can_implement = [before, more](const GemmShape& s,
-                                   const DeviceLimits& d) -> std::optional<std::string> {
-    if (before)
-      if (auto why = before(s, d)) return why;
-    return more(s, d);
-  };
-}
 
 // cp.async needs compute capability 8.0 (an unknown device, 0.0, is not refused).
 inline std::optional<std::string> needs_sm80(const DeviceLimits& d) {

@@ -7,21 +7,16 @@
 // no longer stalls all its warps at once: the stall on the block-wide barrier goes (stall_barrier),
 // and the larger block tiles this allows cut the L2 -> SM traffic per FMA (to 2/3 at 128 x 128
 // against 64 x 128). 4 stages: rung 7's two k-tiles in flight plus the one of slack.
-#include "families.h"
-#include "ladder_families.h"
 #include "pipelined_kernel.cuh"
 
 namespace gemm {
 
 void add_mbarrier_stages_variants(std::vector<Variant>& out) {
-  auto add = [&](Variant v) {
-    set_ladder_facts(v, 8, "mbarrier stages", "per-stage full/empty barriers (CUTLASS pipelines)",
-                     v.outputs_per_thread, true);
-    v.note = "any shape: an unchecked fast path on whole tiles";
-    out.push_back(v);
+  auto representative = [&](VariantBuilder b) {
+    out.push_back(b.representative().note("any shape: an unchecked fast path on whole tiles").build());
   };
-  add(pipelined_variant<float, 128, 128, 8, 32, 64, 8, 8, 4, 8, 2, -1, true>("mbarrier_stages"));
-  add(pipelined_variant<double, 128, 64, 8, 32, 32, 8, 4, 4, 8, 1, -1, true>("mbarrier_stages"));
+  representative(pipelined_variant<float, 128, 128, 8, 32, 64, 8, 8, 4, 8, 2, -1, true>("mbarrier_stages"));
+  representative(pipelined_variant<double, 128, 64, 8, 32, 32, 8, 4, 4, 8, 1, -1, true>("mbarrier_stages"));
 }
 
 }  // namespace gemm

@@ -353,37 +353,23 @@ struct PipelinedConfig {
 // MBAR: stages handed over on mbarriers instead of one __syncthreads per k-tile.
 template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
           int GROUP, int MINB, int ONLY = -1, bool MBAR = false>
-Variant pipelined_variant(const char* family) {
+VariantBuilder pipelined_variant(const char* family) {
   using Cfg = PipelinedConfig<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR>;
-  Variant v;
-  v.family = family;
-  v.param_fields = Cfg::params();
-  v.params = params_name(v.param_fields);
-  v.precision = precision_of<T>();
-  v.compute = compute_of<T>();
-  v.backend = Backend::cuda_kernel;
-  v.unit_roundoff = unit_roundoff(v.compute);
-  v.outputs_per_thread = TM * TN;
-  auto plan = [](const GemmShape& s) {
-    const int mode = ONLY >= 0 ? ONLY : pipelined_mode_for<T, BM, BN, BK>(s);
-    LaunchPlan p = block_tile_plan(BM, BN, Cfg::L::THREADS, Cfg::L::SMEM_BYTES)(s);
-    p.kernel = reinterpret_cast<const void*>(Cfg::template kernel<ONLY>(mode));
-    return p;
-  };
-  v.plan = plan;
-  v.run = [plan](const Operands& ops, cudaStream_t stream) {
-    const LaunchPlan p = plan(ops.shape);
-    launch(p, stream, reinterpret_cast<typename Cfg::Kernel>(const_cast<void*>(p.kernel)),
-           static_cast<const T*>(ops.a), static_cast<const T*>(ops.b), static_cast<T*>(ops.c),
-           int(ops.shape.m), int(ops.shape.n), int(ops.shape.k));
-  };
-  v.can_implement = [](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
-    if (auto why = needs_sm80(d)) return why;
-    if (auto why = pipelined_offsets_reason<BM, BK>(s)) return why;
-    if (ONLY >= 0) return pipelined_mode_reason<T, BM, BN, BK>(ONLY, s);
-    return std::nullopt;
-  };
-  return v;
+  VariantBuilder b = VariantBuilder::of<T>(family);
+  b.params(Cfg::params())
+      .launch(kernel_per_shape<T>(
+          block_tile_plan(BM, BN, Cfg::L::THREADS, Cfg::L::SMEM_BYTES),
+          [](const GemmShape& s) {
+            return Cfg::template kernel<ONLY>(ONLY >= 0 ? ONLY : pipelined_mode_for<T, BM, BN, BK>(s));
+          }))
+      .outputs_per_thread(TM * TN)
+      .precondition([](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
+        if (auto why = needs_sm80(d)) return why;
+        if (auto why = pipelined_offsets_reason<BM, BK>(s)) return why;
+        if (ONLY >= 0) return pipelined_mode_reason<T, BM, BN, BK>(ONLY, s);
+        return std::nullopt;
+      });
+  return b;
 }
 
 }  // namespace gemm

@@ -11,8 +11,6 @@
 #include <limits>
 #include <memory>
 
-#include "families.h"
-#include "ladder_families.h"
 #include "pipelined_kernel.cuh"
 #include "tuned_configs.h"
 
@@ -37,7 +35,7 @@ void fill_tuned_tables() {
 #define LADDER_TUNED(T, SIZE, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR)          \
   tuned_table<T>().push_back(                                                                 \
       {SIZE, pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, -1, MBAR>( \
-                 "tuned")});
+                 "tuned").build()});
 #include "tuned_configs.inc"
 #undef LADDER_TUNED
 }
@@ -62,27 +60,27 @@ const Variant& tuned_for(const GemmShape& s) {
 template <typename T>
 void add_tuned(std::vector<Variant>& out) {
   if (tuned_table<T>().empty()) return;
-  Variant v;
-  v.family = "tuned";
-  v.precision = precision_of<T>();
-  v.compute = compute_of<T>();
-  v.backend = Backend::cuda_kernel;
-  v.unit_roundoff = unit_roundoff(v.compute);
   std::string configs;
   for (const auto& e : tuned_table<T>())
     configs += (configs.empty() ? "" : "; ") + std::to_string(e.size) + "^3: " + e.variant.params;
-  // Facts of the configuration for the largest size (outputs per thread of that entry).
-  v.outputs_per_thread = tuned_table<T>().back().variant.outputs_per_thread;
-  v.plan = [](const GemmShape& s) { return tuned_for<T>(s).plan(s); };
-  v.run = [](const Operands& ops, cudaStream_t stream) { tuned_for<T>(ops.shape).run(ops, stream); };
-  v.can_implement = [](const GemmShape& s, const DeviceLimits& d) {
-    return tuned_for<T>(s).can_implement(s, d);
+  // The plan, run and preconditions of the configuration tuned for the shape.
+  KernelLaunch per_size;
+  per_size.plan = [](const GemmShape& s) { return tuned_for<T>(s).plan(s); };
+  per_size.run = [](const Operands& ops, cudaStream_t stream) {
+    tuned_for<T>(ops.shape).run(ops, stream);
   };
-  set_ladder_facts(v, 9, "tuned", "a swept configuration per shape (scripts/tune_ladder.sh)",
-                   v.outputs_per_thread, true);
-  v.tags.push_back(tag::e2e);
-  v.note = "any shape; configuration per size from kernels/ladder/tuned_configs.inc: " + configs;
-  out.push_back(v);
+  out.push_back(
+      VariantBuilder::of<T>("tuned")
+          .launch(per_size)
+          .precondition([](const GemmShape& s, const DeviceLimits& d) {
+            return tuned_for<T>(s).can_implement(s, d);
+          })
+          // Facts of the configuration for the largest size (outputs per thread of that entry).
+          .outputs_per_thread(tuned_table<T>().back().variant.outputs_per_thread)
+          .representative()
+          .tags({tag::e2e})
+          .note("any shape; configuration per size from kernels/ladder/tuned_configs.inc: " + configs)
+          .build());
 }
 
 }  // namespace
@@ -106,11 +104,12 @@ void add_tuned_variants(std::vector<Variant>& out) {
   add_tuned<double>(out);
 #define LADDER_TUNING(T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR)                 \
   {                                                                                             \
-    Variant v =                                                                                 \
-        pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, 0, MBAR>("tuned"); \
-    set_ladder_facts(v, 9, "tuned", "tuning sweep instance", TM * TN, false);                  \
-    v.note = "tuning instance: whole tiles only";                                              \
-    out.push_back(v);                                                                           \
+    out.push_back(                                                                              \
+        pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, 0, MBAR>("tuned") \
+            .sweep()                                                                            \
+            .origin("tuning sweep instance")                                                    \
+            .note("tuning instance: whole tiles only")                                         \
+            .build());                                                                          \
   }
 #include "tuning_instances.inc"
 #undef LADDER_TUNING

@@ -2,20 +2,20 @@
 // transposed into shared memory while it is stored, and 16-byte shared loads of both tiles.
 // Its layout keeps the classic n-way conflict of the transposed store (see vectorized_kernel.cuh);
 // rung 4 (conflict_free.cu) is the same kernel with that fixed.
-#include "families.h"
-#include "ladder_families.h"
 #include "vectorized_kernel.cuh"
 
 namespace gemm {
 
 void add_vectorized_variants(std::vector<Variant>& out) {
-  auto finish = [&](Variant v, int outputs) {
-    set_ladder_facts(v, 3, "vectorized", "siboehm/SGEMM_CUDA kernel 6 (vectorize)", outputs, true);
-    v.note = "transposed store of A has a BK*sizeof(T)/16-way bank conflict by design";
-    out.push_back(v);
-  };
-  finish(vectorized_variant<float, 128, 128, 8, 8, 8, false>("vectorized"), 64);
-  finish(vectorized_variant<double, 128, 64, 8, 8, 4, false>("vectorized"), 32);
+  const char* note = "transposed store of A has a BK*sizeof(T)/16-way bank conflict by design";
+  out.push_back(vectorized_variant<float, 128, 128, 8, 8, 8, false>("vectorized")
+                    .representative()
+                    .note(note)
+                    .build());
+  out.push_back(vectorized_variant<double, 128, 64, 8, 8, 4, false>("vectorized")
+                    .representative()
+                    .note(note)
+                    .build());
 }
 
 }  // namespace gemm

@@ -148,16 +148,17 @@ std::optional<std::string> vector_alignment_reason(const GemmShape& s) {
 }
 
 template <typename T, int BM, int BN, int BK, int TM, int TN, bool CONFLICT_FREE>
-Variant vectorized_variant(const char* family) {
+VariantBuilder vectorized_variant(const char* family) {
   using L = ladder::VectorizedLayout<T, BM, BN, BK, TM, TN, CONFLICT_FREE>;
-  Variant v = tiled_variant<T>(
-      family, {{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}, {"tn", TN}},
-      block_tile_plan(BM, BN, L::THREADS, 0, L::SMEM_BYTES),
-      ladder::vectorized_kernel<T, BM, BN, BK, TM, TN, CONFLICT_FREE>);
-  v.can_implement = [](const GemmShape& s, const DeviceLimits&) {
-    return vector_alignment_reason<T>(s);
-  };
-  return v;
+  VariantBuilder b = VariantBuilder::of<T>(family);
+  b.params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}, {"tn", TN}})
+      .launch(kernel_launch<T>(block_tile_plan(BM, BN, L::THREADS, 0, L::SMEM_BYTES),
+                               ladder::vectorized_kernel<T, BM, BN, BK, TM, TN, CONFLICT_FREE>))
+      .outputs_per_thread(TM * TN)
+      .precondition([](const GemmShape& s, const DeviceLimits&) {
+        return vector_alignment_reason<T>(s);
+      });
+  return b;
 }
 
 }  // namespace gemm

@@ -4,8 +4,6 @@
 // 16-byte chunks (conflict-free without a swizzle), and each thread's TM x TN outputs come in
 // 16-byte chunks spread over the warp tile. Loads are rung 4's: 16-byte global loads, A
 // transposed into a skew-padded As. One stage: load, sync, multiply, sync.
-#include "families.h"
-#include "ladder_families.h"
 #include "vectorized_kernel.cuh"
 #include "warptile_core.cuh"
 
@@ -61,17 +59,18 @@ template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN>
 void add_config(std::vector<Variant>& out) {
   using L = ladder::VectorizedLayout<T, BM, BN, BK, TM, TN, true>;
   constexpr int threads = (BM / WM) * (BN / WN) * 32;
-  Variant v = tiled_variant<T>(
-      "warptile",
-      {{"bm", BM}, {"bn", BN}, {"bk", BK}, {"wm", WM}, {"wn", WN}, {"tm", TM}, {"tn", TN}},
-      block_tile_plan(BM, BN, threads, 0, (L::AS_ELEMS + BK * BN) * sizeof(T)),
-      warptile_kernel<T, BM, BN, BK, WM, WN, TM, TN>);
-  set_ladder_facts(v, 5, "warp tiling", "siboehm/SGEMM_CUDA kernel 10 (warptiling)", TM * TN,
-                   true);
-  v.can_implement = [](const GemmShape& s, const DeviceLimits&) {
-    return vector_alignment_reason<T>(s);
-  };
-  out.push_back(v);
+  out.push_back(
+      VariantBuilder::of<T>("warptile")
+          .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"wm", WM}, {"wn", WN}, {"tm", TM}, {"tn", TN}})
+          .launch(kernel_launch<T>(
+              block_tile_plan(BM, BN, threads, 0, (L::AS_ELEMS + BK * BN) * sizeof(T)),
+              warptile_kernel<T, BM, BN, BK, WM, WN, TM, TN>))
+          .outputs_per_thread(TM * TN)
+          .precondition([](const GemmShape& s, const DeviceLimits&) {
+            return vector_alignment_reason<T>(s);
+          })
+          .representative()
+          .build());
 }
 
 }  // namespace

@@ -3,9 +3,9 @@
 #include <limits>
 #include <random>
 
-#include "families.h"
-#include "tags.h"
 #include "reference.h"
+#include "tags.h"
+#include "variant_builder.h"
 
 namespace gemm {
 namespace {
@@ -102,22 +102,17 @@ void fill_poison(Precision p, void* data, std::size_t count) {
     std::fill_n(static_cast<double*>(data), count, std::numeric_limits<double>::quiet_NaN());
 }
 
-void add_cpu_variants(std::vector<Variant>& out) {
-  for (Precision p : {Precision::fp32, Precision::fp64}) {
-    Variant v;
-    v.family = "cpu_serial";
-    v.precision = p;
-    v.backend = Backend::cpu;
-    v.compute = p == Precision::fp32 ? Compute::fp32 : Compute::fp64;
-    v.unit_roundoff = unit_roundoff(v.compute);
-    v.tags = {tag::seed, tag::cpu};
-    v.origin = "seed 001 serial CPU baseline (i-j-k loop, one core)";
-    v.default_max_work = 512.0 * 512.0 * 512.0;
-    v.run = [p](const Operands& ops, cudaStream_t) {
-      cpu_serial_gemm(p, ops.a, ops.b, ops.c, ops.shape);
-    };
-    out.push_back(v);
-  }
+void add_cpu_reference_variants(std::vector<Variant>& out) {
+  for (Precision p : {Precision::fp32, Precision::fp64})
+    out.push_back(VariantBuilder("cpu_serial", p)
+                      .runs_on(Backend::cpu,
+                               [p](const Operands& ops, cudaStream_t) {
+                                 cpu_serial_gemm(p, ops.a, ops.b, ops.c, ops.shape);
+                               })
+                      .tags({tag::seed})  // the write-ups' baseline
+                      .origin("seed 001 serial CPU baseline (i-j-k loop, one core)")
+                      .default_max_work(512.0 * 512.0 * 512.0)
+                      .build());
 }
 
 }  // namespace gemm

@@ -7,7 +7,6 @@
 
 #include <mutex>
 
-#include "families.h"
 #include "launch.cuh"
 
 #define GEMM_CUBLAS_CHECK(call)                                                          \
@@ -44,39 +43,36 @@ void run_cublas(const Operands& ops, cudaStream_t stream, cudaDataType_t type,
                                  CUBLAS_GEMM_DEFAULT));
 }
 
-Variant cublas_variant(std::string family, Precision p, cublasComputeType_t compute,
-                       Compute arithmetic) {
-  Variant v;
-  v.family = std::move(family);
-  v.precision = p;
-  v.compute = arithmetic;
-  v.backend = Backend::cublas;
-  v.unit_roundoff = unit_roundoff(arithmetic);
-  v.tags = {tag::reference, tag::summary};
+VariantBuilder cublas_variant(std::string family, Precision p, cublasComputeType_t compute,
+                              Compute arithmetic) {
   const cudaDataType_t type = p == Precision::fp32 ? CUDA_R_32F : CUDA_R_64F;
-  v.run = [type, compute](const Operands& ops, cudaStream_t stream) {
-    run_cublas(ops, stream, type, compute);
-  };
-  return v;
+  VariantBuilder b(std::move(family), p);
+  b.compute(arithmetic)
+      .runs_on(Backend::cublas,
+               [type, compute](const Operands& ops, cudaStream_t stream) {
+                 run_cublas(ops, stream, type, compute);
+               })
+      .tags({tag::summary});
+  return b;
 }
 
 }  // namespace
 
-void add_cublas_variants(std::vector<Variant>& out) {
-  Variant fp32 = cublas_variant("cublas", Precision::fp32, CUBLAS_COMPUTE_32F, Compute::fp32);
-  fp32.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_32F";
-  fp32.tags.insert(fp32.tags.end(), {tag::tracked, tag::e2e});
-  out.push_back(fp32);
-  Variant fp64 = cublas_variant("cublas", Precision::fp64, CUBLAS_COMPUTE_64F, Compute::fp64);
-  fp64.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_64F (DGEMM)";
-  fp64.tags.insert(fp64.tags.end(), {tag::tracked, tag::e2e});
-  out.push_back(fp64);
+void add_cublas_reference_variants(std::vector<Variant>& out) {
+  out.push_back(cublas_variant("cublas", Precision::fp32, CUBLAS_COMPUTE_32F, Compute::fp32)
+                    .origin("reference: cublasGemmEx, CUBLAS_COMPUTE_32F")
+                    .tags({tag::tracked, tag::e2e})
+                    .build());
+  out.push_back(cublas_variant("cublas", Precision::fp64, CUBLAS_COMPUTE_64F, Compute::fp64)
+                    .origin("reference: cublasGemmEx, CUBLAS_COMPUTE_64F (DGEMM)")
+                    .tags({tag::tracked, tag::e2e})
+                    .build());
   // TF32 rounds the inputs to a 10-bit mantissa: unit roundoff 2^-11.
-  Variant tf32 = cublas_variant("cublas_tf32", Precision::fp32, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                Compute::tf32);
-  tf32.origin = "reference: cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32";
-  tf32.note = "TF32 tensor cores: not comparable in accuracy with FP32";
-  out.push_back(tf32);
+  out.push_back(cublas_variant("cublas_tf32", Precision::fp32, CUBLAS_COMPUTE_32F_FAST_TF32,
+                               Compute::tf32)
+                    .origin("reference: cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32")
+                    .note("TF32 tensor cores: not comparable in accuracy with FP32")
+                    .build());
 }
 
 }  // namespace gemm

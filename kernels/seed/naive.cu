@@ -1,7 +1,6 @@
 // Naive GEMM: one thread per element of C, every operand read from global memory.
 // Three thread mappings from the SYSU lab (seed 000); they differ only in which index of C
 // threadIdx.x walks, and that alone decides whether a warp's loads coalesce.
-#include "families.h"
 #include "launch.cuh"
 
 namespace gemm {
@@ -49,13 +48,12 @@ __global__ void naive_tile_kernel(const T* A, const T* B, T* C, int M, int N, in
 
 constexpr int kBlockEdges[] = {8, 16, 32};
 
-std::string block_param(int bx, int by) {
-  return "block:" + std::to_string(bx) + "x" + std::to_string(by);
-}
-
 // The write-ups' names ("block:16x16") stay; the fields are what tools read.
-void set_block(Variant& v, const char* x_key, const char* y_key, int x, int y) {
-  v.param_fields = {{x_key, x}, {y_key, y}};
+VariantBuilder block_variant(VariantBuilder b, const char* name, const char* x_key,
+                             const char* y_key, int edge) {
+  const std::string e = std::to_string(edge);
+  b.params(std::string(name) + ":" + e + "x" + e, {{x_key, edge}, {y_key, edge}});
+  return b;
 }
 
 }  // namespace
@@ -64,37 +62,40 @@ void add_naive_variants(std::vector<Variant>& out) {
   for_each_precision([&](auto precision_tag) {
     using T = typename decltype(precision_tag)::type;
     for (int edge : kBlockEdges) {
-      Variant v = kernel_variant<T>("naive_row", block_param(edge, edge),
-                                    element_per_thread_plan(edge, edge), naive_row_kernel<T>);
-      v.origin = "seed 000 table 1 (row); seed 001 2-D block; seed 002 naive";
-      set_block(v, "block_x", "block_y", edge, edge);
-      v.tags = {tag::seed, tag::tile_sweep, tag::tracked, tag::crosscheck};
-      if (edge == 16) v.tags.push_back(tag::e2e);  // seed 001's 2-D kernel, timed with copies
-      if (edge == 32) v.tags.push_back(tag::summary);
-      out.push_back(v);
+      Tags tags = {tag::tile_sweep, tag::tracked, tag::crosscheck};
+      if (edge == 16) tags.push_back(tag::e2e);  // seed 001's 2-D kernel, timed with copies
+      if (edge == 32) tags.push_back(tag::summary);
+      out.push_back(
+          block_variant(VariantBuilder::of<T>("naive_row"), "block", "block_x", "block_y", edge)
+              .launch(kernel_launch<T>(element_per_thread_plan(edge, edge), naive_row_kernel<T>))
+              .origin("seed 000 table 1 (row); seed 001 2-D block; seed 002 naive")
+              .tags(tags)
+              .build());
     }
     for (int edge : kBlockEdges) {
       // grid.x covers columns with blockDim.y and grid.y rows with blockDim.x: for the square
       // blocks swept here that is the same grid as the row mapping.
-      Variant v = kernel_variant<T>("naive_col", block_param(edge, edge),
-                                    element_per_thread_plan(edge, edge), naive_col_kernel<T>);
-      v.origin = "seed 000 table 2 (column)";
-      v.note = "uncoalesced by design: a warp reads one column of 32 rows of A";
-      v.default_max_work = 2048.0 * 2048.0 * 2048.0;
-      set_block(v, "block_x", "block_y", edge, edge);
-      v.tags = {tag::seed, tag::tile_sweep, tag::tracked, tag::crosscheck};
-      if (edge == 32) v.tags.push_back(tag::summary);
-      out.push_back(v);
+      Tags tags = {tag::tile_sweep, tag::tracked, tag::crosscheck};
+      if (edge == 32) tags.push_back(tag::summary);
+      out.push_back(
+          block_variant(VariantBuilder::of<T>("naive_col"), "block", "block_x", "block_y", edge)
+              .launch(kernel_launch<T>(element_per_thread_plan(edge, edge), naive_col_kernel<T>))
+              .origin("seed 000 table 2 (column)")
+              .note("uncoalesced by design: a warp reads one column of 32 rows of A")
+              .default_max_work(2048.0 * 2048.0 * 2048.0)
+              .tags(tags)
+              .build());
     }
     for (int edge : kBlockEdges) {
-      Variant v = kernel_variant<T>(
-          "naive_tile", "tile:" + std::to_string(edge) + "x" + std::to_string(edge),
-          element_per_thread_plan(edge, edge), naive_tile_kernel<T>, edge, edge);
-      v.origin = "seed 000 table 3 (block)";
-      set_block(v, "tile_x", "tile_y", edge, edge);
-      v.tags = {tag::seed, tag::tile_sweep};
-      if (edge == 16) v.tags.push_back(tag::crosscheck);
-      out.push_back(v);
+      Tags tags = {tag::tile_sweep};
+      if (edge == 16) tags.push_back(tag::crosscheck);
+      out.push_back(
+          block_variant(VariantBuilder::of<T>("naive_tile"), "tile", "tile_x", "tile_y", edge)
+              .launch(kernel_launch<T>(element_per_thread_plan(edge, edge),
+                                       naive_tile_kernel<T>, edge, edge))
+              .origin("seed 000 table 3 (block)")
+              .tags(tags)
+              .build());
     }
   });
 }

@@ -2,7 +2,6 @@
 // extern shared memory sized at launch (2 * tile * tile elements). The write-up sweeps tile 64
 // as well, which needs 64 x 64 = 4096 threads per block; the launch check rejects it with that
 // reason instead of launching, as the write-up does.
-#include "families.h"
 #include "launch.cuh"
 
 namespace gemm {
@@ -38,15 +37,16 @@ void add_shared_dynamic_variants(std::vector<Variant>& out) {
     using T = typename decltype(precision_tag)::type;
     for (int tile : kTiles) {
       const std::size_t smem = 2ull * tile * tile * sizeof(T);
-      Variant v = kernel_variant<T>("shared_dynamic", "tile:" + std::to_string(tile),
-                                    element_per_thread_plan(tile, tile, 0, smem),
-                                    shared_dynamic_kernel<T>);
-      v.origin = "seed 002 tile sweep";
-      v.param_fields = {{"tile", tile}};
-      v.tags = {tag::seed, tag::tile_sweep, tag::tracked};
-      if (tile <= 32) v.tags.push_back(tag::crosscheck);
-      if (tile == 32) v.tags.push_back(tag::summary);
-      out.push_back(v);
+      Tags tags = {tag::tile_sweep, tag::tracked};
+      if (tile <= 32) tags.push_back(tag::crosscheck);
+      if (tile == 32) tags.push_back(tag::summary);
+      out.push_back(VariantBuilder::of<T>("shared_dynamic")
+                        .params({{"tile", tile}})
+                        .launch(kernel_launch<T>(element_per_thread_plan(tile, tile, 0, smem),
+                                                 shared_dynamic_kernel<T>))
+                        .origin("seed 002 tile sweep")
+                        .tags(tags)
+                        .build());
     }
   });
 }

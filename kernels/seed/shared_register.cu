@@ -3,7 +3,6 @@
 // does for the plain shared kernel anyway, so this is *not* register blocking (no thread computes
 // more than one element of C and nothing is reused from registers); the study reports it as the
 // write-up's variant and compares it with shared/tile:T to show exactly that.
-#include "families.h"
 #include "launch.cuh"
 #include "shared_tile_load.cuh"
 
@@ -40,16 +39,17 @@ void add_mapping(std::vector<Variant>& out, const char* family, const char* orig
   for_each_static_tile([&](auto tile) {
     constexpr int TILE = decltype(tile)::value;
     constexpr std::size_t smem = 2 * TILE * TILE * sizeof(T);
-    Variant v = kernel_variant<T>(family, "tile:" + std::to_string(TILE),
-                                  element_per_thread_plan(TILE, TILE, smem),
-                                  shared_register_kernel<T, TILE, MAPPING>);
-    v.origin = origin;
-    v.note = "stages through registers; not register blocking";
-    v.param_fields = {{"tile", TILE}};
-    v.tags = {tag::seed, tag::tile_sweep, tag::tracked};
-    if (crosscheck) v.tags.push_back(tag::crosscheck);
-    if (crosscheck && TILE == 32) v.tags.push_back(tag::summary);
-    out.push_back(v);
+    Tags tags = {tag::tile_sweep, tag::tracked};
+    if (crosscheck) tags.push_back(tag::crosscheck);
+    if (crosscheck && TILE == 32) tags.push_back(tag::summary);
+    out.push_back(VariantBuilder::of<T>(family)
+                      .params({{"tile", TILE}})
+                      .launch(kernel_launch<T>(element_per_thread_plan(TILE, TILE, smem),
+                                               shared_register_kernel<T, TILE, MAPPING>))
+                      .origin(origin)
+                      .note("stages through registers; not register blocking")
+                      .tags(tags)
+                      .build());
   });
 }
 

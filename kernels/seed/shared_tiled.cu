@@ -8,7 +8,6 @@
 //   shared_col         column mapping (seed 000 table 2): lanes read one column of tile_a, whose
 //                      rows are TILE words apart, so they collide in the same banks;
 //   shared_col_padded  the same with each row padded by one element, which removes the conflict.
-#include "families.h"
 #include "launch.cuh"
 #include "shared_tile_load.cuh"
 
@@ -41,17 +40,18 @@ void add_layout(std::vector<Variant>& out, const char* family, const char* origi
   for_each_static_tile([&](auto tile) {
     constexpr int TILE = decltype(tile)::value;
     constexpr std::size_t smem = 2 * TILE * (TILE + PAD) * sizeof(T);
-    Variant v = kernel_variant<T>(family, "tile:" + std::to_string(TILE),
-                                  element_per_thread_plan(TILE, TILE, smem),
-                                  shared_tiled_kernel<T, TILE, MAPPING, PAD>);
-    v.origin = origin;
-    v.note = note;
-    v.param_fields = {{"tile", TILE}};
-    v.tags = {tag::seed, tag::tile_sweep, tag::tracked, tag::crosscheck};
     const bool row_mapping = MAPPING == ThreadMapping::row;
-    if (row_mapping || TILE == 32) v.tags.push_back(tag::summary);
-    if (row_mapping && TILE == 32) v.tags.push_back(tag::e2e);  // seed 001's shared kernel
-    out.push_back(v);
+    Tags tags = {tag::tile_sweep, tag::tracked, tag::crosscheck};
+    if (row_mapping || TILE == 32) tags.push_back(tag::summary);
+    if (row_mapping && TILE == 32) tags.push_back(tag::e2e);  // seed 001's shared kernel
+    out.push_back(VariantBuilder::of<T>(family)
+                      .params({{"tile", TILE}})
+                      .launch(kernel_launch<T>(element_per_thread_plan(TILE, TILE, smem),
+                                               shared_tiled_kernel<T, TILE, MAPPING, PAD>))
+                      .origin(origin)
+                      .note(note)
+                      .tags(tags)
+                      .build());
   });
 }
 

@@ -19,9 +19,7 @@
 //
 // Tails: every copy is predicated (zero-filled outside the matrix), every store bounds-checked.
 // The 16-byte copy needs K and N even; otherwise the same kernel with 8-byte copies runs.
-#include "families.h"
 #include "tensor_ptx.cuh"
-#include "tensor_families.h"
 #include "tensor_variant.cuh"
 
 namespace gemm {
@@ -164,29 +162,26 @@ __global__ void __launch_bounds__(Fp64Tile<BM, BN, WM, WN, STAGES, VEC>::THREADS
 }
 
 template <int BM, int BN, int WM, int WN, int STAGES>
-void add_config(std::vector<Variant>& out, bool representative) {
+void add_config(std::vector<Variant>& out, Role role) {
   using P = Fp64Tile<BM, BN, WM, WN, STAGES, 2>;
-  Variant v = shape_dispatch_variant<double>(
+  out.push_back(shape_dispatch_variant<double>(
       "mma_fp64",
       {{"bm", BM}, {"bn", BN}, {"bk", P::BK}, {"wm", WM}, {"wn", WN}, {"stages", STAGES}}, BM,
       BN, P::THREADS, P::SMEM_BYTES, mma_fp64_kernel<BM, BN, WM, WN, STAGES, 2>,
-      mma_fp64_kernel<BM, BN, WM, WN, STAGES, 1>);
-  v.tags = tensor_tags(representative);
-  v.rung = kRungMmaFp64;
-  v.rung_name = "FP64 DMMA";
-  v.origin = "mma.sync m8n8k4 f64 (DMMA) with a cp.async pipeline; against cuBLAS DGEMM";
-  v.note = "16-byte cp.async when K and N are even, 8-byte copies otherwise";
-  out.push_back(std::move(v));
+      mma_fp64_kernel<BM, BN, WM, WN, STAGES, 1>)
+                    .role(role)
+                    .note("16-byte cp.async when K and N are even, 8-byte copies otherwise")
+                    .build());
 }
 
 }  // namespace
 
 void add_mma_fp64_variants(std::vector<Variant>& out) {
-  add_config<128, 128, 64, 32, 4>(out, true);
-  add_config<128, 128, 32, 64, 4>(out, false);
-  add_config<128, 128, 64, 32, 3>(out, false);
-  add_config<64, 128, 32, 32, 4>(out, false);
-  add_config<128, 64, 32, 32, 4>(out, false);
+  add_config<128, 128, 64, 32, 4>(out, Role::representative);
+  add_config<128, 128, 32, 64, 4>(out, Role::sweep);
+  add_config<128, 128, 64, 32, 3>(out, Role::sweep);
+  add_config<64, 128, 32, 32, 4>(out, Role::sweep);
+  add_config<128, 64, 32, 32, 4>(out, Role::sweep);
 }
 
 }  // namespace gemm

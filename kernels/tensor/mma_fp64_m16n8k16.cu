@@ -35,8 +35,6 @@
 // a target) before launch.
 #include <string>
 
-#include "families.h"
-#include "tensor_families.h"
 #include "tensor_ptx.cuh"
 #include "tensor_variant.cuh"
 
@@ -207,22 +205,18 @@ std::optional<std::string> needs_sm90(const GemmShape&, const DeviceLimits& d) {
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES>
-void add_config(std::vector<Variant>& out, bool representative) {
+void add_config(std::vector<Variant>& out, Role role) {
   using P = Fp64K16Tile<BM, BN, BK, WM, WN, STAGES, 2>;
-  Variant v = shape_dispatch_variant<double>(
+  out.push_back(shape_dispatch_variant<double>(
       "mma_fp64_m16n8k16",
       {{"bm", BM}, {"bn", BN}, {"bk", BK}, {"wm", WM}, {"wn", WN}, {"stages", STAGES}}, BM, BN,
       P::THREADS, P::SMEM_BYTES, mma_fp64_m16n8k16_kernel<BM, BN, BK, WM, WN, STAGES, 2>,
-      mma_fp64_m16n8k16_kernel<BM, BN, BK, WM, WN, STAGES, 1>);
-  v.tags = tensor_tags(representative);
-  v.rung = kRungMmaFp64M16n8k16;
-  v.rung_name = "FP64 DMMA, sm_90 shape";
-  v.origin = "mma.sync m16n8k16 f64 (Hopper's DMMA shape) with a cp.async pipeline; against "
-             "cuBLAS DGEMM";
-  v.note = "compute capability 9.0+; 16-byte cp.async when K and N are even, 8-byte copies "
-           "otherwise";
-  v.can_implement = needs_sm90;
-  out.push_back(std::move(v));
+      mma_fp64_m16n8k16_kernel<BM, BN, BK, WM, WN, STAGES, 1>)
+                    .precondition(needs_sm90)
+                    .role(role)
+                    .note("compute capability 9.0+; 16-byte cp.async when K and N are even, "
+                          "8-byte copies otherwise")
+                    .build());
 }
 
 }  // namespace
@@ -232,11 +226,11 @@ void add_mma_fp64_m16n8k16_variants(std::vector<Variant>& out) {
   // BK 16 with 4 stages: half the k-tile barriers). The others are tagged tuning; compare them:
   // gemm-bench --tags=tensor_core,tuning,reference --precisions=fp64 --sizes=4096
   //   --benchmark_filter='^gemm/fp64/(cublas|mma_fp64_m16n8k16)/'
-  add_config<128, 128, 32, 64, 32, 3>(out, true);
-  add_config<128, 128, 16, 64, 32, 4>(out, false);
-  add_config<128, 128, 16, 32, 64, 4>(out, false);
-  add_config<128, 128, 16, 64, 32, 3>(out, false);
-  add_config<128, 64, 16, 64, 32, 4>(out, false);
+  add_config<128, 128, 32, 64, 32, 3>(out, Role::representative);
+  add_config<128, 128, 16, 64, 32, 4>(out, Role::sweep);
+  add_config<128, 128, 16, 32, 64, 4>(out, Role::sweep);
+  add_config<128, 128, 16, 64, 32, 3>(out, Role::sweep);
+  add_config<128, 64, 16, 64, 32, 4>(out, Role::sweep);
 }
 
 }  // namespace gemm

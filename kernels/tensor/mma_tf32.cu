@@ -12,10 +12,8 @@
 //               offsets 0, 8, 16, 24 plus g = 0..7: conflict-free.
 // What this rung lacks, and the next one adds: the global loads stall the warps (no pipeline),
 // every fragment element costs one LDS.32, and the element loads are 4 bytes wide.
-#include "families.h"
-#include "tensor_families.h"
+#include "launch.cuh"
 #include "tensor_ptx.cuh"
-#include "tensor_variant.cuh"
 
 namespace gemm {
 namespace {
@@ -109,28 +107,26 @@ __global__ void __launch_bounds__(Tf32Tile<BM, BN, BK, WM, WN>::THREADS)
 }
 
 template <int BM, int BN, int BK, int WM, int WN>
-void add_config(std::vector<Variant>& out, bool representative) {
+void add_config(std::vector<Variant>& out, Role role) {
   using P = Tf32Tile<BM, BN, BK, WM, WN>;
-  Variant v = tiled_variant<float>(
-      "mma_tf32", {{"bm", BM}, {"bn", BN}, {"bk", BK}, {"wm", WM}, {"wn", WN}},
-      block_tile_plan(BM, BN, P::THREADS, 0, P::SMEM_BYTES), mma_tf32_kernel<BM, BN, BK, WM, WN>);
-  v.compute = Compute::tf32;
-  v.unit_roundoff = unit_roundoff(Compute::tf32);
-  v.tags = tensor_tags(representative);
-  v.rung = kRungMmaTf32;
-  v.rung_name = "TF32 mma.sync";
-  v.origin = "mma.sync m16n8k8 tf32, operands staged through padded shared memory";
-  v.note = "any shape; inputs rounded to TF32 (cvt.rna) once, at the shared-memory store";
-  v.outputs_per_thread = double(BM) * BN / P::THREADS;
-  out.push_back(std::move(v));
+  out.push_back(
+      VariantBuilder::of<float>("mma_tf32")
+          .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"wm", WM}, {"wn", WN}})
+          .compute(Compute::tf32)
+          .launch(kernel_launch<float>(block_tile_plan(BM, BN, P::THREADS, 0, P::SMEM_BYTES),
+                                       mma_tf32_kernel<BM, BN, BK, WM, WN>))
+          .outputs_per_thread(double(BM) * BN / P::THREADS)
+          .role(role)
+          .note("any shape; inputs rounded to TF32 (cvt.rna) once, at the shared-memory store")
+          .build());
 }
 
 }  // namespace
 
 void add_mma_tf32_variants(std::vector<Variant>& out) {
-  add_config<128, 128, 16, 64, 32>(out, true);
-  add_config<128, 128, 32, 64, 32>(out, false);
-  add_config<64, 64, 16, 32, 32>(out, false);
+  add_config<128, 128, 16, 64, 32>(out, Role::representative);
+  add_config<128, 128, 32, 64, 32>(out, Role::sweep);
+  add_config<64, 64, 16, 32, 32>(out, Role::sweep);
 }
 
 }  // namespace gemm

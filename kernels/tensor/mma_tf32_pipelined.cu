@@ -20,8 +20,6 @@
 //
 // Tails: copies are predicated with zero fill, stores bounds-checked. 16-byte copies need K and N
 // multiples of 4; otherwise the same kernel with 4-byte copies runs (any shape).
-#include "families.h"
-#include "tensor_families.h"
 #include "tensor_ptx.cuh"
 #include "tensor_variant.cuh"
 
@@ -170,33 +168,28 @@ __global__ void __launch_bounds__(PipeTile<BM, BN, WM, WN, STAGES, VEC>::THREADS
 }
 
 template <int BM, int BN, int WM, int WN, int STAGES, int MIN_BLOCKS>
-void add_config(std::vector<Variant>& out, bool representative) {
+void add_config(std::vector<Variant>& out, Role role) {
   using P = PipeTile<BM, BN, WM, WN, STAGES, 4>;
-  Variant v = shape_dispatch_variant<float>(
+  out.push_back(shape_dispatch_variant<float>(
       "mma_tf32_pipelined",
       {{"bm", BM}, {"bn", BN}, {"bk", P::BK}, {"wm", WM}, {"wn", WN}, {"stages", STAGES}}, BM,
       BN, P::THREADS, P::SMEM_BYTES,
       mma_tf32_pipelined_kernel<BM, BN, WM, WN, STAGES, 4, MIN_BLOCKS>,
-      mma_tf32_pipelined_kernel<BM, BN, WM, WN, STAGES, 1, MIN_BLOCKS>);
-  v.compute = Compute::tf32;
-  v.unit_roundoff = unit_roundoff(Compute::tf32);
-  v.tags = tensor_tags(representative);
-  v.rung = kRungMmaTf32Pipelined;
-  v.rung_name = "TF32 mma.sync, cp.async pipeline";
-  v.origin = "mma.sync m16n8k8 tf32; swizzled shared tiles, ldmatrix (A), LDS.128 (B), "
-             "multi-stage cp.async";
-  v.note = "16-byte cp.async when K and N are multiples of 4, 4-byte copies otherwise; "
-           "FP32 inputs truncated to TF32 by the tensor core";
-  out.push_back(std::move(v));
+      mma_tf32_pipelined_kernel<BM, BN, WM, WN, STAGES, 1, MIN_BLOCKS>)
+                    .compute(Compute::tf32)
+                    .role(role)
+                    .note("16-byte cp.async when K and N are multiples of 4, 4-byte copies "
+                          "otherwise; FP32 inputs truncated to TF32 by the tensor core")
+                    .build());
 }
 
 }  // namespace
 
 void add_mma_tf32_pipelined_variants(std::vector<Variant>& out) {
-  add_config<128, 128, 64, 32, 3, 2>(out, true);
-  add_config<128, 128, 64, 32, 4, 1>(out, false);
-  add_config<128, 256, 64, 64, 3, 1>(out, false);
-  add_config<256, 128, 64, 64, 3, 1>(out, false);
+  add_config<128, 128, 64, 32, 3, 2>(out, Role::representative);
+  add_config<128, 128, 64, 32, 4, 1>(out, Role::sweep);
+  add_config<128, 256, 64, 64, 3, 1>(out, Role::sweep);
+  add_config<256, 128, 64, 64, 3, 1>(out, Role::sweep);
 }
 
 }  // namespace gemm

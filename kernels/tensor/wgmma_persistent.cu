@@ -13,9 +13,10 @@
 // Tile order. Tile t of a grid of G blocks runs at about the same time as tiles t +- G: the tiles
 // are numbered down groups of GROUP block rows before moving one block column right, so that the
 // blocks of one wave share A rows and B columns in L2 (the rasterization of the CUDA-core ladder).
-#ifndef GEMM_HAVE_SM90A
-#define GEMM_HAVE_SM90A 1  // this file is the sm_90a build: see the declarations in wgmma_tma.h
-#endif
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <utility>
 
 #include "wgmma_tile.cuh"
 
@@ -75,32 +76,65 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   }
 }
 
-struct Instances {
-  template <int I>
-  static constexpr WgKernel kernel() {
-    constexpr WgmmaPersistentConfig c = kWgmmaPersistentConfigs[I];
-    constexpr WgmmaTmaConfig t = c.tile;
-    static_assert(WgTile<t.bm, t.bn, t.stages>::SMEM_BYTES == t.smem_bytes(),
-                  "host and device agree on the shared-memory size");
-    return wgmma_persistent_kernel<t.bm, t.bn, t.stages, c.group, t.producer_registers(),
-                                   t.consumer_registers()>;
-  }
+// The persistent grid's configurations: wgmma_tma's block tile, one block per SM walking the
+// tiles in groups of `group` block rows. The representative first.
+struct PersistentConfig {
+  WgmmaTmaConfig tile;
+  int group;
+  Role role = Role::sweep;
+};
+constexpr PersistentConfig kConfigs[] = {
+    {.tile = {.bm = 256, .bn = 128, .stages = 4}, .group = 8, .role = Role::representative},
+    {.tile = {.bm = 256, .bn = 128, .stages = 4}, .group = 16},
+    {.tile = {.bm = 128, .bn = 128, .stages = 4}, .group = 8},
 };
 
-WgKernel instance(int config) {
-  return wg_kernel_at<Instances>(config,
-                                 std::make_index_sequence<kWgmmaPersistentConfigCount>{});
+// Blocks of the persistent grid for an M x N output: one per SM of the current device (one
+// block fits an SM), at most one per tile; without a device, one per tile.
+std::int64_t persistent_blocks(const WgmmaTmaConfig& tile, const GemmShape& s) {
+  const std::int64_t tiles = ceil_div(s.m, tile.bm) * ceil_div(s.n, tile.bn);
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();  // no device: the facts of --list show one block per tile
+    return tiles;
+  }
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, sms));
+}
+
+template <PersistentConfig C>
+void add_config(std::vector<Variant>& out) {
+  constexpr WgmmaTmaConfig t = C.tile;
+  static_assert(WgTile<t.bm, t.bn, t.stages>::SMEM_BYTES == t.smem_bytes(),
+                "host and device agree on the shared-memory size");
+  const auto grid = [](const GemmShape& s) { return Dim3{persistent_blocks(C.tile, s), 1, 1}; };
+  out.push_back(
+      wgmma_variant("wgmma_persistent", {{"bm", t.bm},
+                                         {"bn", t.bn},
+                                         {"bk", t.bk},
+                                         {"stages", t.stages},
+                                         {"group", C.group}})
+          .launch(wgmma_launch(t, grid,
+                               wgmma_persistent_kernel<t.bm, t.bn, t.stages, C.group,
+                                                       t.producer_registers(),
+                                                       t.consumer_registers()>))
+          .outputs_per_thread(double(t.bm) * t.bn / (t.consumers() * 128))
+          .role(C.role)
+          .build());
+}
+
+template <std::size_t... I>
+void add_configs(std::vector<Variant>& out, std::index_sequence<I...>) {
+  (add_config<kConfigs[I]>(out), ...);
 }
 
 }  // namespace
-
-const void* wgmma_persistent_kernel(int config) {
-  return reinterpret_cast<const void*>(instance(config));
-}
-
-void wgmma_persistent_launch(int config, const LaunchPlan& plan, const Operands& ops,
-                             cudaStream_t stream) {
-  wg_launch(instance(config), kWgmmaPersistentConfigs[config].tile.bm, plan, ops, stream);
-}
-
 }  // namespace gemm::tensor
+
+namespace gemm {
+
+void add_wgmma_persistent_variants(std::vector<Variant>& out) {
+  tensor::add_configs(out, std::make_index_sequence<std::size(tensor::kConfigs)>{});
+}
+
+}  // namespace gemm

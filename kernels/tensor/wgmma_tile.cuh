@@ -1,24 +1,54 @@
-// The pieces the wgmma rungs share (sm_90a): the tile geometry, the stages with their full/empty
-// barriers and the producer's and consumers' step on them, the k-tile's wgmmas with B^T as the
-// register operand, the conflict-free fragment loads of B^T from its swizzled TMA boxes, the
-// store of the C^T accumulators, and the host side's table of instances. wgmma_tma.cu explains
-// the operand layout; the kernels differ in how blocks walk the tiles (one tile per block, or a
-// persistent grid).
+// The pieces the wgmma rungs share (sm_90a; included only by their files, which the build
+// compiles for that target alone): the configuration, the tile geometry, the stages with their
+// full/empty barriers and the producer's and consumers' step on them, the k-tile's wgmmas with
+// B^T as the register operand, the conflict-free fragment loads of B^T from its swizzled TMA
+// boxes, the store of the C^T accumulators, and the host side's variant facts and launch.
+// wgmma_tma.cu explains the operand layout; the kernels differ in how blocks walk the tiles (one
+// tile per block, or a persistent grid).
 #pragma once
 
 #include <cuda.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "launch.cuh"
 #include "sm90a_ptx.cuh"
 #include "tma_maps.h"
-#include "wgmma_tma.h"
 
 namespace gemm::tensor {
+
+// One configuration: a block computes a BM x BN tile of C with BN / 64 consumer warpgroups and
+// one producer warpgroup, through STAGES k-tiles of BK = 32 in shared memory.
+struct WgmmaTmaConfig {
+  int bm;
+  int bn;
+  int stages;
+  Role role = Role::sweep;
+
+  static constexpr int bk = 32;  // one 128-byte swizzle row of FP32 along K
+  constexpr int consumers() const { return bn / 64; }
+  constexpr int threads() const { return consumers() * 128 + 128; }
+  // Registers per thread after setmaxnreg: the producer keeps few, the consumers share the rest
+  // of the 64K-register file (multiples of 8).
+  constexpr int producer_registers() const { return consumers() <= 2 ? 40 : 24; }
+  constexpr int consumer_registers() const {
+    return ((65536 - 128 * producer_registers()) / (128 * consumers()) / 8) * 8 > 256
+               ? 256
+               : ((65536 - 128 * producer_registers()) / (128 * consumers()) / 8) * 8;
+  }
+  constexpr std::size_t stage_bytes() const {
+    return std::size_t(bm) * bk * 4 + std::size_t(bk) * bn * 4;
+  }
+  // The stages, the full/empty mbarriers, and 1 KB of slack to align the tiles to 1024 bytes
+  // (the 128-byte swizzle pattern repeats every 1024 bytes and wgmma assumes it starts aligned).
+  constexpr std::size_t smem_bytes() const {
+    return stages * stage_bytes() + 2 * stages * 8 + 1024;
+  }
+};
 
 template <int BM, int BN, int STAGES>
 struct WgTile {
@@ -159,26 +189,57 @@ __device__ __forceinline__ void store_c_transposed(const float (&d)[BM / 2], flo
   }
 }
 
-// --- host: a family's instances by configuration index ----------------------------------------
-// Every wgmma kernel has this signature; Family::kernel<I>() names the instance of configuration
-// I (a compile-time index into the family's table in wgmma_tma.h).
+// --- host ----------------------------------------------------------------------------------
+// Every wgmma kernel has this signature: the operands, then the tensor maps of A and B.
 using WgKernel = void (*)(const float*, const float*, float*, int, int, int, CUtensorMap,
                           CUtensorMap);
 
-template <typename Family, std::size_t... I>
-WgKernel wg_kernel_at(int config, std::index_sequence<I...>) {
-  static const std::array<WgKernel, sizeof...(I)> table = {Family::template kernel<I>()...};
-  return table.at(std::size_t(config));
+// The facts the wgmma rungs share: FP32 storage with TF32 arithmetic, the C^T note, and the
+// preconditions (sm_90a code on a 9.0 device, TMA's 16-byte row strides).
+inline VariantBuilder wgmma_variant(const std::string& family, std::vector<Param> fields) {
+  VariantBuilder b = VariantBuilder::of<float>(family);
+  b.params(std::move(fields))
+      .compute(Compute::tf32)
+      .note("computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
+            "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "
+            "outputs per thread counted per tile over the consumer warpgroups")
+      .precondition([](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
+        if (d.cc_major != 9 || d.cc_minor != 0)
+          return "sm_90a code runs on compute capability 9.0 only (this device: " +
+                 std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ")";
+        if (s.k % 4 != 0)
+          return std::string("K % 4 != 0: TMA needs the row stride of A (K floats) to be a "
+                             "multiple of 16 bytes");
+        if (s.n % 4 != 0)
+          return std::string("N % 4 != 0: TMA needs the row stride of B (N floats) to be a "
+                             "multiple of 16 bytes");
+        return std::nullopt;
+      });
+  return b;
 }
 
-// Launches `kernel` on the variant's plan with the tensor maps of its block rows.
-inline void wg_launch(WgKernel kernel, int bm, const LaunchPlan& plan, const Operands& ops,
-                      cudaStream_t stream) {
-  const auto* a = static_cast<const float*>(ops.a);
-  const auto* b = static_cast<const float*>(ops.b);
-  const int m = int(ops.shape.m), n = int(ops.shape.n), k = int(ops.shape.k);
-  const TmaMapPair& maps = tma_maps_for(bm, WgmmaTmaConfig::bk, a, b, m, n, k);
-  launch(plan, stream, kernel, a, b, static_cast<float*>(ops.c), m, n, k, maps.a, maps.b);
+// The launch of `kernel` with `tile`'s block and shared memory, `grid` blocks for a shape, and
+// the tensor maps of A and B (boxes of BM rows of A).
+inline KernelLaunch wgmma_launch(const WgmmaTmaConfig& tile,
+                                 std::function<Dim3(const GemmShape&)> grid, WgKernel kernel) {
+  KernelLaunch l;
+  l.plan = [tile, grid, kernel](const GemmShape& s) {
+    LaunchPlan p;
+    p.block = {tile.threads(), 1, 1};
+    p.grid = grid(s);
+    p.dynamic_smem_bytes = tile.smem_bytes();
+    p.kernel = reinterpret_cast<const void*>(kernel);
+    return p;
+  };
+  l.run = [plan = l.plan, bm = tile.bm, kernel](const Operands& ops, cudaStream_t stream) {
+    const auto* a = static_cast<const float*>(ops.a);
+    const auto* b = static_cast<const float*>(ops.b);
+    const int m = int(ops.shape.m), n = int(ops.shape.n), k = int(ops.shape.k);
+    const TmaMapPair& maps = tma_maps_for(bm, WgmmaTmaConfig::bk, a, b, m, n, k);
+    launch(plan(ops.shape), stream, kernel, a, b, static_cast<float*>(ops.c), m, n, k, maps.a,
+           maps.b);
+  };
+  return l;
 }
 
 }  // namespace gemm::tensor

@@ -39,9 +39,7 @@
 //
 // Tails: TMA zero-fills outside the tensor (M, N, K tails), stores are bounds-checked. TMA needs
 // 16-byte row strides, hence K % 4 == 0 and N % 4 == 0 (refused otherwise, by the variant).
-#ifndef GEMM_HAVE_SM90A
-#define GEMM_HAVE_SM90A 1  // this file is the sm_90a build: see the declarations in wgmma_tma.h
-#endif
+#include <utility>
 
 #include "wgmma_tile.cuh"
 
@@ -79,27 +77,46 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   store_c_transposed<BM>(d, C, M, N, m0, n0, slot);
 }
 
-struct Instances {
-  template <int I>
-  static constexpr WgKernel kernel() {
-    constexpr WgmmaTmaConfig c = kWgmmaTmaConfigs[I];
-    static_assert(WgTile<c.bm, c.bn, c.stages>::SMEM_BYTES == c.smem_bytes(),
-                  "host and device agree on the shared-memory size");
-    return wgmma_tma_kernel<c.bm, c.bn, c.stages, c.producer_registers(), c.consumer_registers()>;
-  }
+// The configurations: the representative first.
+constexpr WgmmaTmaConfig kConfigs[] = {
+    {.bm = 256, .bn = 128, .stages = 4, .role = Role::representative},
+    {.bm = 128, .bn = 128, .stages = 4},
+    {.bm = 256, .bn = 128, .stages = 3},
+    // No BN = 256: four consumer warpgroups plus the producer (640 threads) at the kernel's
+    // entry register count exceed the register file; on an H100 that launch never finished.
 };
 
-WgKernel instance(int config) {
-  return wg_kernel_at<Instances>(config, std::make_index_sequence<kWgmmaTmaConfigCount>{});
+template <WgmmaTmaConfig C>
+void add_config(std::vector<Variant>& out) {
+  static_assert(WgTile<C.bm, C.bn, C.stages>::SMEM_BYTES == C.smem_bytes(),
+                "host and device agree on the shared-memory size");
+  const auto grid = [](const GemmShape& s) {
+    return Dim3{ceil_div(s.n, C.bn), ceil_div(s.m, C.bm), 1};
+  };
+  out.push_back(
+      wgmma_variant("wgmma_tma", {{"bm", C.bm}, {"bn", C.bn}, {"bk", C.bk}, {"stages", C.stages}})
+          .launch(wgmma_launch(C, grid,
+                               wgmma_tma_kernel<C.bm, C.bn, C.stages, C.producer_registers(),
+                                                C.consumer_registers()>))
+          .origin("wgmma.mma_async m64n" + std::to_string(C.bm) +
+                  "k8 tf32 (A operand in registers), TMA tiles on mbarriers, producer warpgroup")
+          .outputs_per_thread(double(C.bm) * C.bn / (C.consumers() * 128))
+          .role(C.role)
+          .build());
+}
+
+template <std::size_t... I>
+void add_configs(std::vector<Variant>& out, std::index_sequence<I...>) {
+  (add_config<kConfigs[I]>(out), ...);
 }
 
 }  // namespace
+}  // namespace gemm::tensor
 
-const void* wgmma_tma_kernel(int config) { return reinterpret_cast<const void*>(instance(config)); }
+namespace gemm {
 
-void wgmma_tma_launch(int config, const LaunchPlan& plan, const Operands& ops,
-                      cudaStream_t stream) {
-  wg_launch(instance(config), kWgmmaTmaConfigs[config].bm, plan, ops, stream);
+void add_wgmma_tma_variants(std::vector<Variant>& out) {
+  tensor::add_configs(out, std::make_index_sequence<std::size(tensor::kConfigs)>{});
 }
 
-}  // namespace gemm::tensor
+}  // namespace gemm

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 
 #include "benchmark_names.h"
+#include "registry.h"
 #include "tags.h"
 #include "variant.h"
 
@@ -108,6 +110,73 @@ TEST(Registry, ComputeTypeSetsTheUnitRoundoff) {
     EXPECT_EQ(v.unit_roundoff, unit_roundoff(v.compute)) << v.name();
     if (v.compute == Compute::tf32) EXPECT_EQ(v.precision, Precision::fp32) << v.name();
   }
+}
+
+bool is_rung(const Variant& v) { return v.has_tag(tag::ladder) || v.has_tag(tag::tensor_core); }
+
+TEST(Registry, RungNumbersAreThePositionsOfTheRungLinesOfTheManifest) {
+  int rung = 0;
+  for (const ManifestLine& line : manifest_lines()) {
+    const std::string level = line.level;
+    if (level != tag::ladder && level != tag::tensor_core) continue;
+    ++rung;
+    int found = 0;
+    for (const auto& v : all_variants())
+      if (v.family == line.family) {
+        ++found;
+        EXPECT_EQ(v.rung, rung) << v.name();
+        EXPECT_EQ(v.rung_name, line.rung_name) << v.name();
+        EXPECT_EQ(v.tags.front(), level) << v.name();
+      }
+    EXPECT_GT(found, 0) << line.family << ": a rung line without variants";
+  }
+  EXPECT_GE(rung, 15) << "the CUDA-core and tensor-core ladders";
+  for (const auto& v : all_variants())
+    if (!is_rung(v)) EXPECT_EQ(v.rung, 0) << v.name() << ": not a rung";
+}
+
+TEST(Registry, OneFamilyPerPrecisionAndRung) {
+  std::map<std::pair<Precision, int>, std::string> family_of;
+  for (const auto& v : all_variants()) {
+    if (v.rung == 0) continue;
+    auto [it, fresh] = family_of.emplace(std::pair{v.precision, v.rung}, v.family);
+    EXPECT_EQ(it->second, v.family) << to_string(v.precision) << " rung " << v.rung;
+  }
+}
+
+TEST(Registry, EveryVariantStartsWithItsLevelTag) {
+  std::set<std::string> levels;
+  for (const ManifestLine& line : manifest_lines()) levels.insert(line.level);
+  EXPECT_EQ(levels, (std::set<std::string>{tag::reference, tag::cpu, tag::seed, tag::ladder,
+                                           tag::tensor_core}));
+  for (const auto& v : all_variants()) {
+    ASSERT_FALSE(v.tags.empty()) << v.name();
+    EXPECT_TRUE(levels.count(v.tags.front())) << v.name() << ": first tag " << v.tags.front();
+    for (std::size_t i = 1; i < v.tags.size(); ++i)
+      EXPECT_FALSE(levels.count(v.tags[i]) && v.tags[i] != tag::seed)
+          << v.name() << ": a second level tag " << v.tags[i];
+  }
+}
+
+TEST(Registry, RepresentativesAndSweepInstancesCarryTheirRolesTags) {
+  std::map<std::pair<std::string, Precision>, int> representatives;
+  for (const auto& v : all_variants()) {
+    const std::string what = to_string(v.precision) + "/" + v.name();
+    if (!is_rung(v)) {
+      EXPECT_EQ(v.role, Role::none) << what;
+      continue;
+    }
+    ASSERT_NE(v.role, Role::none) << what << ": a rung's variant is its representative or a sweep";
+    const bool rep = v.role == Role::representative;
+    if (rep) ++representatives[{v.family, v.precision}];
+    EXPECT_EQ(v.has_tag(tag::tracked), rep) << what;
+    EXPECT_EQ(v.has_tag(tag::crosscheck), rep) << what;
+    EXPECT_EQ(v.has_tag(tag::summary), rep) << what;
+    EXPECT_EQ(v.has_tag(tag::tuning), !rep) << what;
+  }
+  // Each rung has exactly one representative in every precision it has.
+  for (const auto& v : all_variants())
+    if (is_rung(v)) EXPECT_EQ((representatives[{v.family, v.precision}]), 1) << v.name();
 }
 
 TEST(Registry, CuBlasComesFirstSoOthersCanBeReportedAgainstIt) {

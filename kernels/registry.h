@@ -1,0 +1,27 @@
+// The family manifest (manifest.inc) as the registry reads it, for the registry and its tests.
+// all_variants() (variant.h) is the registry's product.
+#pragma once
+
+#include <vector>
+
+#include "variant.h"
+
+namespace gemm {
+
+// One line of manifest.inc.
+struct ManifestLine {
+  const char* level;      // the level's tag: reference, cpu, seed, ladder, tensor_core
+  const char* family;     // kernels/<folder>/<family>.cu and add_<family>_variants
+  const char* build;      // any | sm90a
+  const char* rung_name;  // on a rung line (ladder, tensor_core)
+  const char* origin;     // for variants that name none
+  void (*add)(std::vector<Variant>& out);  // null where the build target was not compiled
+};
+
+// The manifest's lines, in study order.
+const std::vector<ManifestLine>& manifest_lines();
+
+// Every line's variants with the facts the manifest gives them (registry.cpp).
+std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines);
+
+}  // namespace gemm
