@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""Regression history over tracking runs of successive revisions (one scripts/track.sh run per
-revision): GFLOP/s and chosen counters of every tracked benchmark across revisions with their
-noise bands, the revisions where a verdict changed marked, and history.md naming the first
-revision of each regression. Each run is compared with the run before it by compare.py's rule.
+"""Regression history over tracking runs of many revisions (one scripts/track.sh run each): per
+benchmark, the change points of its whole series (Apache Otava's e-divisive search with
+compare.py's step test, merged as Otava does), the regressions they add up to with the first bad
+revision, the step and the counters that stepped with it, and failures; history.md,
+history.json, one figure per family and, with --dashboard, the dashboard page.
 
-Order of the runs (oldest first): by default the order of the arguments, where a folder gives
-its *.json files in file-name order (name them 01_<rev>.json, 02_<rev>.json, ...). With
---order-by FIELD the runs are sorted by that field of their context instead, as numbers when
-every value is one, else as text (e.g. --order-by date: Google Benchmark's ISO-8601 run time).
-A run is labelled by context["git_revision"] (12 characters), or by its file name where the
-revision is "unknown".
+Order of the runs (oldest first): by date, the default: the commit date where every run's context
+has git_commit_date, ties and all other runs by the run date (context date); --order-by args keeps
+the order given (a folder gives its *.json files in name order); --order-by FIELD sorts by another
+context field. The output says which. A run is labelled by context git_revision (12 characters
+and what follows, e.g. +unpadded), or by its file name where the revision is "unknown".
 
-Example: scripts/history.py reports/h200/regression/history --out reports/h200/regression/history
-(a folder given as a run source skips history.json, so the output may live beside the runs)
+Statistic: cycles (time x SM clock, per repetition; from each sample's clock where gemm-bench
+recorded them) where every revision of the benchmark has clocks, else time. Defaults (docs/
+regression.md, drift_sim): a step must exceed max(1.5%, 3 x noise), noise with a 0.4% drift
+allowance per run in cycles (1% in time), one-sided Mann-Whitney p < 0.05, 4 repetitions a side.
 
-Writes OUT/history.md, OUT/history.json and OUT/history_<family>.png. Exit status: 0 written
-(regressions are reported, not failed: use compare.py to gate a change), 2 bad input.
+Example: scripts/history.py runs/ --out runs/ --dashboard runs/dashboard.html
+Exit status: 0 written, no open regression; 1 written, an open regression (the latest revision is
+slower than its last good level, fails, or has a guarded counter worse); 2 bad input.
 """
 import argparse
 import sys
@@ -25,43 +28,67 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare import fraction  # noqa: E402
 from gemm_study.catalogue import load_catalogue  # noqa: E402
 from gemm_study.compare import Settings  # noqa: E402
-from gemm_study.errors import EXIT_OK, InputError, run_cli  # noqa: E402
+from gemm_study.errors import EXIT_OK, EXIT_REGRESSION, InputError, run_cli, writing  # noqa: E402
 from gemm_study.history import build, load_history, write_all  # noqa: E402
 
 DEFAULT_COUNTERS = "smem_ld_wavefronts_per_request,gld_sectors_per_request"
+HISTORY_DEFAULTS = {"min_effect": "0.015", "drift": "0.004", "time_drift": "0.01"}
+
+
+def settings_from(args):
+    return Settings(min_effect=fraction("--min-effect")(args.min_effect), alpha=fraction("--alpha", 1e-9)(args.alpha),
+                    noise_factor=fraction("--noise-factor", 0, 100)(args.noise_factor),
+                    drift=fraction("--drift")(args.drift), time_drift=fraction("--time-drift")(args.time_drift),
+                    statistic=args.statistic, allow_context_mismatch=args.allow_context_mismatch)
+
+
+def add_rule_options(parser):
+    parser.add_argument("--min-effect", default=HISTORY_DEFAULTS["min_effect"], help="smallest step that counts (0.015)")
+    parser.add_argument("--alpha", default="0.05", help="one-sided Mann-Whitney significance (0.05)")
+    parser.add_argument("--noise-factor", default="3", help="k: a step must exceed k x noise (3)")
+    parser.add_argument("--drift", default=HISTORY_DEFAULTS["drift"],
+                        help="between-run drift allowance per run, cycles (0.004)")
+    parser.add_argument("--time-drift", default=HISTORY_DEFAULTS["time_drift"],
+                        help="the same for series without clocks, compared in time (0.01)")
+    parser.add_argument("--statistic", choices=["auto", "cycles", "time"], default="auto",
+                        help="auto: cycles where every revision recorded clocks, else time")
+    parser.add_argument("--allow-context-mismatch", action="store_true", help="as compare.py")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", help="tracking runs (gemm-bench JSON) or folders of them, oldest first")
+    parser.add_argument("runs", nargs="+", help="tracking runs (gemm-bench JSON) or folders of them")
     parser.add_argument("--out", required=True, help="folder for history.md, history.json and the figures")
-    parser.add_argument("--order-by", default="args", metavar="FIELD",
-                        help="'args' (the order given, the default) or a context field to sort by")
+    parser.add_argument("--order-by", default="date", metavar="FIELD",
+                        help="date (default: commit date, then run date), args, or a context field")
     parser.add_argument("--counters", default=DEFAULT_COUNTERS,
-                        help=f"catalogue counters drawn beside GFLOP/s, comma-separated ({DEFAULT_COUNTERS})")
-    parser.add_argument("--min-effect", default="0.03", help="as compare.py (0.03)")
-    parser.add_argument("--alpha", default="0.05", help="as compare.py (0.05)")
-    parser.add_argument("--noise-factor", default="3", help="as compare.py (3)")
-    parser.add_argument("--drift", default="0.01", help="as compare.py (0.01)")
-    parser.add_argument("--statistic", choices=["auto", "cycles", "time"], default="auto", help="as compare.py")
-    parser.add_argument("--allow-context-mismatch", action="store_true", help="as compare.py")
+                        help=f"catalogue counters drawn beside the time, comma-separated ({DEFAULT_COUNTERS})")
+    parser.add_argument("--dashboard", type=Path, help="also write the dashboard page (one HTML file) here")
+    parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures (the dashboard draws its own)")
+    add_rule_options(parser)
     args = parser.parse_args(argv)
     counters = [c for c in args.counters.split(",") if c]
     unknown = [c for c in counters if c not in load_catalogue()]
     if unknown:
         raise InputError(f"--counters: {', '.join(unknown)} not in the metric catalogue")
-    settings = Settings(min_effect=fraction("--min-effect")(args.min_effect),
-                        alpha=fraction("--alpha", 1e-9)(args.alpha),
-                        noise_factor=fraction("--noise-factor", 0, 100)(args.noise_factor),
-                        drift=fraction("--drift")(args.drift), statistic=args.statistic,
-                        allow_context_mismatch=args.allow_context_mismatch)
-    history = build(load_history(args.runs, args.order_by), settings, counters)
+    settings = settings_from(args)
+    runs, how = load_history(args.runs, args.order_by, settings.allow_context_mismatch)
+    history = build(runs, settings, counters, how)
     shown = " ".join(argv if argv is not None else sys.argv[1:])
-    path = write_all(history, args.out, counters, "scripts/history.py " + shown)
-    print(f"wrote {path}: {len(history['runs'])} revisions, {len(history['regressions'])} regressions")
+    path = write_all(history, args.out, counters, "scripts/history.py " + shown, figures=not args.no_figures)
+    if args.dashboard:
+        from gemm_study.dashboard import page
+
+        with writing(args.dashboard):
+            args.dashboard.parent.mkdir(parents=True, exist_ok=True)
+            args.dashboard.write_text(page(history))
+    open_ones = [e for e in history["regressions"] if e["open"]]
+    print(f"wrote {path}: {len(history['runs'])} revisions ordered {how}; "
+          f"{len(history['regressions'])} regressions, {len(open_ones)} open")
     for entry in history["regressions"]:
-        print(f"  {entry['benchmark']}: first at {entry['first_revision']}: {entry['what']}")
-    return EXIT_OK
+        state = "open" if entry["open"] else f"recovered at {entry['recovered']}"
+        print(f"  {entry['benchmark']}: first bad {entry['first_revision']}: {entry['what']} ({state})")
+    return EXIT_REGRESSION if open_ones else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -21,11 +21,15 @@ import numpy as np
 from .catalogue import load_catalogue
 from .errors import InputError
 from .formatting import significant
+from .guards import guarded
 from .results import load_run
 
 CONTEXT_KEYS = ["gpu_name", "cuda_driver_version", "cuda_runtime_version",
                 "gpu_max_sm_clock_mhz", "gpu_memory_clock_mhz", "l2_state"]
 REGRESSION_VERDICTS = {"SLOWER", "FAILED"}
+# Fewer repetitions on either side give no verdict but SAME or TOO_FEW (the spread of 3 values
+# says little, and 3 vs 3 cannot reach p < 0.05 anyway).
+MIN_REPETITIONS = 4
 STRICT_VERDICTS = {"UNSURE", "TOO_FEW", "MISSING"}
 
 
@@ -35,6 +39,7 @@ class Settings:
     alpha: float = 0.05            # one-sided Mann-Whitney U significance
     noise_factor: float = 3.0      # k: a change must exceed k x the pooled noise
     drift: float = 0.01            # between-run allowance: relative SD of one run's level
+    time_drift: float = None       # histories: the allowance for series in time (None: drift)
     statistic: str = "auto"        # auto (cycles where both sides have clocks) | cycles | time
     count_tolerance: float = 0.001  # relative change of an exact count that is flagged
     counter_effect: float = 0.10   # relative change of a noisy counter that is flagged
@@ -71,16 +76,25 @@ def smallest_p(n_base, n_cand):
     return p_greater(list(range(n_base)), list(range(n_base, n_base + n_cand)))
 
 
-def verdict(base, cand, settings, p_values=True):
-    """Verdict for per-repetition samples of one statistic (lower is better). p_values=False
-    computes the rank test only where the verdict needs it (the simulation)."""
+def test_reachable(n_base, n_cand, alpha):
+    """Whether a verdict other than SAME is possible: MIN_REPETITIONS per side (fewer give no
+    spread worth the name) and sizes whose rank test can reach p < alpha at all."""
+    return min(n_base, n_cand) >= MIN_REPETITIONS and smallest_p(n_base, n_cand) < alpha
+
+
+def verdict(base, cand, settings, p_values=True, runs=(1, 1)):
+    """Verdict for per-repetition samples of one statistic (lower is better). `runs`: how many
+    runs each side pools (a segment of a history), each bringing its own drift, so the drift term
+    is drift^2 x (1/runs_base + 1/runs_cand): 2 drift^2 for two runs. p_values=False computes the
+    rank test only where the verdict needs it (the simulation)."""
+    base, cand = np.asarray(base, dtype=float), np.asarray(cand, dtype=float)
     base_med, cand_med = float(np.median(base)), float(np.median(cand))
     change = cand_med / base_med - 1.0
     s_base, s_cand = spread(base), spread(cand)
-    noise = math.sqrt(s_base ** 2 + s_cand ** 2 + 2 * settings.drift ** 2)
+    noise = math.sqrt(s_base ** 2 + s_cand ** 2 + settings.drift ** 2 * (1 / runs[0] + 1 / runs[1]))
     threshold = max(settings.min_effect, settings.noise_factor * noise)
     beyond = abs(change) > threshold
-    reachable = smallest_p(len(base), len(cand)) < settings.alpha
+    reachable = test_reachable(len(base), len(cand), settings.alpha)
     needed = beyond and reachable
     p_slower = p_greater(base, cand) if p_values or (needed and change > 0) else None
     p_faster = p_greater(cand, base) if p_values or (needed and change < 0) else None
@@ -116,10 +130,12 @@ def counter_verdict(metric, base, cand, settings):
 
 # ----------------------------------------------------------------------------- two runs
 
-def _check_context(base_ctx, cand_ctx, settings, paths):
+def check_context(base_ctx, cand_ctx, allow_mismatch, paths):
+    """The context differences of two runs (GPU, driver, CUDA, clocks, L2 state); InputError
+    naming both files unless a mismatch is allowed."""
     problems = [f"{key}: {base_ctx.get(key)!r} vs {cand_ctx.get(key)!r}"
                 for key in CONTEXT_KEYS if base_ctx.get(key) != cand_ctx.get(key)]
-    if problems and not settings.allow_context_mismatch:
+    if problems and not allow_mismatch:
         raise InputError("{} and {}: the runs were not made in the same context (".format(*paths) +
                          "; ".join(problems) + "); pass --allow-context-mismatch to compare anyway")
     return problems
@@ -152,8 +168,53 @@ def _apply_aliases(base, cand, aliases, base_path, cand_path):
     return base, {n: b for n, (_, b) in renamed.items()}
 
 
+def statistic_of(name, b, c, settings):
+    """'kcycles' where both sides have a clock on every repetition (and --statistic allows it),
+    else 'ms'; InputError for --statistic cycles without clocks."""
+    clocks = bool(b.cycles and c.cycles)
+    if settings.statistic == "cycles" and not clocks:
+        raise InputError(f"{name}: --statistic cycles, but sm_clock_mhz is missing on the "
+                         f"{'baseline' if not b.cycles else 'candidate'} side")
+    return "kcycles" if clocks and settings.statistic != "time" else "ms"
+
+
+def samples_of(bench, statistic):
+    return bench.cycles if statistic == "kcycles" else bench.times
+
+
+def counter_changes(b_counters, c_counters, settings, catalogue):
+    """name -> {base, cand, verdict, stability} of every catalogue counter that changed
+    (medians of the repetitions; MISSING where one side has it)."""
+    out = {}
+    for metric_name, metric in catalogue.items():
+        if metric.kind == "timing" and metric_name != "gflops":
+            continue
+        bv, cv = b_counters.get(metric_name), c_counters.get(metric_name)
+        if bv is None and cv is None:
+            continue
+        bv = float(np.median(bv)) if bv else None
+        cv = float(np.median(cv)) if cv else None
+        word = counter_verdict(metric, bv, cv, settings)
+        if word != "SAME":
+            out[metric_name] = {"base": bv, "cand": cv, "verdict": word, "stability": metric.stability}
+    return out
+
+
+def counter_regressions(family, counters, time_verdict):
+    """The counters whose change is a regression: a guarded counter of the family that got worse
+    (whatever the time did), or an exact count that got worse while the time did not get faster.
+    An exact count that got worse while the time got faster is 'changed': the trade paid off."""
+    out = []
+    for name, change in counters.items():
+        if change["verdict"] != "WORSE":
+            continue
+        if guarded(family, name) or (change["stability"] == "exact" and time_verdict != "FASTER"):
+            out.append(name)
+    return out
+
+
 def compare_benchmark(name, b, c, settings, catalogue):
-    row = {"name": name, "family": b.family, "counters": {}}
+    row = {"name": name, "family": b.family, "counters": {}, "counter_regressions": []}
     if c.errors:
         row.update(verdict="FAILED", error=c.errors[0], errored_repetitions=len(c.errors),
                    base_failed=bool(b.errors))
@@ -161,41 +222,51 @@ def compare_benchmark(name, b, c, settings, catalogue):
     if b.errors:
         row.update(verdict="BASE_FAILED", error=b.errors[0])
         return row
-    clocks = bool(b.clocks and c.clocks)
-    if settings.statistic == "cycles" and not clocks:
-        raise InputError(f"{name}: --statistic cycles, but sm_clock_mhz is missing on the "
-                         f"{'baseline' if not b.clocks else 'candidate'} side")
-    use_cycles = clocks and settings.statistic != "time"
-    if use_cycles:  # ms x MHz = thousands of cycles
-        row.update(verdict(list(np.multiply(b.times, b.clocks)), list(np.multiply(c.times, c.clocks)), settings))
-    else:
-        row.update(verdict(b.times, c.times, settings))
-    row["statistic"] = "kcycles" if use_cycles else "ms"
+    statistic = statistic_of(name, b, c, settings)
+    row.update(verdict(samples_of(b, statistic), samples_of(c, statistic), settings))
+    row["statistic"] = statistic
     row["time_change"] = float(np.median(c.times) / np.median(b.times) - 1)
-    row["clock_change"] = float(np.median(c.clocks) / np.median(b.clocks) - 1) if clocks else None
+    row["clock_change"] = float(np.median(c.clocks) / np.median(b.clocks) - 1) if b.clocks and c.clocks else None
     if b.real_times and c.real_times:
         row["real_time_change"] = float(np.median(c.real_times) / np.median(b.real_times) - 1)
+    row["time_fields"] = [b.time_field, c.time_field]
     row["throttled"] = [side for side, x in (("baseline", b), ("candidate", c)) if x.throttled]
+    row["slowdown"] = sorted(b.slowdown | c.slowdown)
     if settings.time_only:
         return row
-    for metric_name, metric in catalogue.items():
-        if metric.kind == "timing" and metric_name != "gflops":
-            continue
-        bv, cv = b.counters.get(metric_name), c.counters.get(metric_name)
-        if bv is None and cv is None:
-            continue
-        bv = float(np.median(bv)) if bv else None
-        cv = float(np.median(cv)) if cv else None
-        word = counter_verdict(metric, bv, cv, settings)
-        if word != "SAME":
-            row["counters"][metric_name] = {"base": bv, "cand": cv, "verdict": word,
-                                            "stability": metric.stability}
+    row["counters"] = counter_changes(b.counters, c.counters, settings, catalogue)
+    row["counter_regressions"] = counter_regressions(b.family, row["counters"], row["verdict"])
     return row
+
+
+def method_notes(base_path, base, cand_path, cand, rows, settings):
+    """What changed the method, said once each: a side without clocks (times, not cycles), a side
+    whose times are Google Benchmark's mean real_time instead of the median launch time."""
+    notes = []
+    clocked = [(path, any(b.cycles for b in run.values())) for path, run in ((base_path, base), (cand_path, cand))]
+    for path, has in clocked:
+        if not has:
+            notes.append(f"{path}: no sm_clock_mhz recorded: times compared, not cycles "
+                         f"(drift allowance {settings.drift:.1%} per run)")
+    if clocked[0][1] != clocked[1][1]:
+        notes.append("sm_clock_mhz recorded on one side only: every benchmark compared in time, not cycles")
+    fields = {tuple(r["time_fields"]) for r in rows if "time_fields" in r}
+    for base_field, cand_field in sorted(fields):
+        if base_field != cand_field:
+            notes.append(f"the baseline's time is {TIME_FIELD_TEXT[base_field]}, the candidate's "
+                         f"{TIME_FIELD_TEXT[cand_field]}: a median against a mean")
+    if fields and all(f == ("real_time", "real_time") for f in fields):
+        notes.append("neither file has median_ms: compared Google Benchmark's mean real_time")
+    return notes
+
+
+TIME_FIELD_TEXT = {"median_ms": "median_ms (the median launch time)",
+                   "real_time": "real_time (Google Benchmark's mean)"}
 
 
 def compare_runs(base_path, base_run, cand_path, cand_run, settings):
     (base_ctx, base), (cand_ctx, cand) = base_run, cand_run
-    warnings = _check_context(base_ctx, cand_ctx, settings, (base_path, cand_path))
+    warnings = check_context(base_ctx, cand_ctx, settings.allow_context_mismatch, (base_path, cand_path))
     if settings.family_aliases:
         base, cand = _apply_aliases(base, cand, settings.family_aliases, base_path, cand_path)
     catalogue = load_catalogue()
@@ -204,22 +275,22 @@ def compare_runs(base_path, base_run, cand_path, cand_run, settings):
         if name not in cand:
             rows.append({"name": name, "family": base[name].family, "verdict": "MISSING", "counters": {}})
         elif name not in base:
-            rows.append({"name": name, "family": cand[name].family, "verdict": "NEW", "counters": {}})
+            new = cand[name]
+            row = {"name": name, "family": new.family, "verdict": "NEW", "counters": {}}
+            if new.errors:  # new and broken: a regression like any other failure
+                row.update(verdict="FAILED", error=new.errors[0], errored_repetitions=len(new.errors),
+                           base_failed=False, new=True)
+            rows.append(row)
         else:
             row = compare_benchmark(name, base[name], cand[name], settings, catalogue)
             if "change" in row:
                 families.setdefault(row["family"], []).append(1 + row["change"])
             rows.append(row)
-    notes = []
-    for path, run in ((base_path, base), (cand_path, cand)):
-        if not any(b.clocks for b in run.values()):
-            notes.append(f"{path}: no sm_clock_mhz recorded: times compared, not cycles "
-                         f"(drift allowance {settings.drift:.1%} per run)")
     fail = REGRESSION_VERDICTS | (STRICT_VERDICTS if settings.strict else set())
-    regressions = [r["name"] for r in rows if r["verdict"] in fail or any(
-        c["verdict"] == "WORSE" and c["stability"] == "exact" for c in r["counters"].values())]
+    regressions = [r["name"] for r in rows if r["verdict"] in fail or r.get("counter_regressions")]
     return {"base": str(base_path), "candidate": str(cand_path), "context_warnings": warnings,
-            "notes": notes, "settings": dict(settings.__dict__), "benchmarks": rows,
+            "notes": method_notes(base_path, base, cand_path, cand, rows, settings),
+            "settings": dict(settings.__dict__), "benchmarks": rows,
             "family_geomean_ratio": {f: float(np.exp(np.mean(np.log(r)))) for f, r in families.items()},
             "regressions": regressions}
 
@@ -230,8 +301,9 @@ def compare_files(base_path, cand_path, settings):
 
 # ----------------------------------------------------------------------------- markdown
 
-def _counter_text(counters, exact):
+def _counter_text(counters, exact, regressions=()):
     return ", ".join(f"{k} {v['verdict']} ({significant(v['base'])} -> {significant(v['cand'])})"
+                     + (" [regression]" if k in regressions else "")
                      for k, v in counters.items() if (v["stability"] == "exact") == exact)
 
 
@@ -239,8 +311,10 @@ def rule_text(s):
     return (f"SLOWER/FASTER: change in {'cycles (time x SM clock) where both sides recorded clocks, else ' if s['statistic'] == 'auto' else ''}"
             f"{'cycles' if s['statistic'] == 'cycles' else 'median_ms'} beyond max({s['min_effect']:.0%}, "
             f"{s['noise_factor']:g} x noise), noise = sqrt(IQR-spread base^2 + cand^2 + 2 x {s['drift']:.1%} "
-            f"drift^2), and one-sided Mann-Whitney p < {s['alpha']:g}. Exact counts flagged beyond "
-            f"{s['count_tolerance']:.1%}, noisy counters beyond {s['counter_effect']:.0%}."
+            f"drift^2), one-sided Mann-Whitney p < {s['alpha']:g}, and at least {MIN_REPETITIONS} repetitions "
+            f"per side. Exact counts flagged beyond {s['count_tolerance']:.1%}, noisy counters beyond "
+            f"{s['counter_effect']:.0%}; a counter is a regression where it is guarded for the family "
+            "(guards.tsv) and got worse, or is an exact count that got worse while the time did not get faster."
             + (" --strict: UNSURE, TOO_FEW and MISSING fail." if s["strict"] else ""))
 
 
@@ -260,14 +334,27 @@ def to_markdown(result):
         clock = "-" if r["clock_change"] is None else f"{r['clock_change']:+.1%}"
         lines.append(f"| {r['name']} | {r['verdict']}{flag} | {r['statistic']} | {r['base']:.4g} | "
                      f"{r['cand']:.4g} | {r['change']:+.1%} | {r['threshold']:.1%} | {significant(r['p_slower'], 2)} | "
-                     f"{r['n_base']}/{r['n_cand']} | {clock} | {_counter_text(r['counters'], True)} | "
-                     f"{_counter_text(r['counters'], False)} |")
+                     f"{r['n_base']}/{r['n_cand']} | {clock} | "
+                     f"{_counter_text(r['counters'], True, r['counter_regressions'])} | "
+                     f"{_counter_text(r['counters'], False, r['counter_regressions'])} |")
     lines.append("\n| family | geometric mean of the ratio (candidate / base) |")
     lines.append("|---|---:|")
     lines += [f"| {f} | {ratio:.3f} |" for f, ratio in sorted(result["family_geomean_ratio"].items())]
     lines.append("")
     lines += summary_lines(result)
     return "\n".join(lines) + "\n"
+
+
+def throttle_lines(rows):
+    """How many benchmarks ran with a slowed clock, and why (NVML's reasons where recorded):
+    a count, never a list of names (the table marks each row)."""
+    throttled = [r for r in rows if r.get("throttled")]
+    if not throttled:
+        return []
+    reasons = sorted({reason for r in throttled for reason in r.get("slowdown", ())})
+    compared = sum(1 for r in rows if "change" in r)
+    return [f"Clock throttled: {len(throttled)} of {compared} benchmarks had slowed-clock samples"
+            + (f" ({', '.join(reasons)})" if reasons else "") + "; cycles discount the clock, times do not"]
 
 
 def summary_lines(result):
@@ -288,13 +375,12 @@ def summary_lines(result):
     if unreachable:
         count = sum(1 for r in rows if r.get("test_reachable") is False)
         out.append(f"Too few repetitions: for {count} benchmarks ({', '.join(f'{a} vs {b}' for a, b in unreachable)} "
-                   f"repetitions) the rank test cannot reach p < {alpha:g}: no SLOWER is possible there")
+                   f"repetitions) fewer than {MIN_REPETITIONS} per side or a rank test that cannot reach "
+                   f"p < {alpha:g}: no SLOWER is possible there")
     for r in rows:
         if r["verdict"] in ("FAILED", "BASE_FAILED"):
             out.append(f"{r['verdict']}: {r['name']}: {r['error']}")
-    throttled = [r["name"] for r in rows if r.get("throttled")]
-    if throttled:
-        out.append(f"Clock throttled during {len(throttled)} benchmarks: " + ", ".join(throttled))
+    out += throttle_lines(rows)
     out.append(f"Regressions: {len(result['regressions'])}" +
                ("" if not result["regressions"] else " (" + ", ".join(result["regressions"]) + ")"))
     return out

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import names
 from .errors import InputError
 from .manifest import TAGS
@@ -232,9 +234,17 @@ NOT_COUNTERS = ("stage_", "sm_clock_mhz", "clock_throttled")
 COUNTER_EXCLUDED = {"time_ms", "real_time_ms"}
 
 
-def _positive(where, key, value):
+# Above these a time or a clock is impossible (a day per launch, 100 GHz), and their products
+# (cycles) would overflow: bad input, not a verdict.
+MAX_MS = 8.64e7
+MAX_MHZ = 1e5
+
+
+def _positive(where, key, value, upper):
     if not is_number(value) or not math.isfinite(value) or value <= 0:
         raise InputError(f"{where}: {key} is {value!r}; expected a positive finite number")
+    if value > upper:
+        raise InputError(f"{where}: {key} is {value!r}; more than {upper:g} is not a possible measurement")
     return float(value)
 
 
@@ -253,18 +263,54 @@ def _row(where, entry, parsed):
     row["real_time_ms"] = real * scale if is_number(real) else math.nan
     if row["error"] is None:
         if "median_ms" in entry:
-            row["time_ms"], row["time_field"] = _positive(where, "median_ms", entry["median_ms"]), "median_ms"
+            row["time_ms"], row["time_field"] = _positive(where, "median_ms", entry["median_ms"], MAX_MS), "median_ms"
         else:
-            row["time_ms"], row["time_field"] = _positive(where, "real_time", real) * scale, "real_time"
+            row["time_ms"], row["time_field"] = _positive(where, "real_time", real, MAX_MS / scale) * scale, "real_time"
         if "sm_clock_mhz" in entry:
-            _positive(where, "sm_clock_mhz", entry["sm_clock_mhz"])
+            _positive(where, "sm_clock_mhz", entry["sm_clock_mhz"], MAX_MHZ)
         throttled = entry.get("clock_throttled", 0)
         if not is_number(throttled):
             raise InputError(f"{where}: clock_throttled is {throttled!r}; expected 0 or 1")
+        if "samples" in entry:
+            row["samples"] = _samples(where, entry["samples"])
     for key, value in entry.items():
         if is_number(value) and key not in row and key not in NOT_MEASUREMENTS:
             row[key] = float(value)
     return row
+
+
+def _samples(where, samples):
+    """The timed samples of one repetition (gemm-bench since per-sample clocks): ms, the NVML SM
+    clock of each (0: no reading) and whether it was flagged (clock more than 2% below the
+    repetition's median: left out of median_ms), plus the slowdown reasons seen."""
+    if not isinstance(samples, dict):
+        raise InputError(f"{where}: samples is {samples!r}; expected an object")
+    ms, clocks = samples.get("ms"), samples.get("sm_clock_mhz", [])
+    flagged = samples.get("flagged", [0] * len(ms) if isinstance(ms, list) else [])
+    lists = {"samples.ms": ms, "samples.sm_clock_mhz": clocks, "samples.flagged": flagged}
+    for key, values in lists.items():
+        if not isinstance(values, list) or not all(is_number(v) and math.isfinite(v) and v >= 0 for v in values):
+            raise InputError(f"{where}: {key} must be a list of numbers >= 0")
+    if not ms or any(v <= 0 or v > MAX_MS for v in ms) or any(v > MAX_MHZ for v in clocks) or (clocks and len(clocks) != len(ms)) or len(flagged) != len(ms):
+        raise InputError(f"{where}: samples: {len(ms or [])} times, {len(clocks)} clocks, {len(flagged)} flags; "
+                         "expected as many positive times as clocks and flags")
+    slowdown = samples.get("slowdown", [])
+    return {"ms": [float(v) for v in ms], "sm_clock_mhz": [float(v) for v in clocks] or [0.0] * len(ms),
+            "flagged": [bool(v) for v in flagged],
+            "slowdown": [str(v) for v in slowdown] if isinstance(slowdown, list) else []}
+
+
+def repetition_cycles(row):
+    """Thousands of SM cycles of one repetition (ms x MHz), or None without a clock: the median over
+    its unflagged samples that have a clock reading where gemm-bench recorded samples, else
+    median_ms x sm_clock_mhz (older files: one clock per repetition)."""
+    samples = row.get("samples")
+    if samples:
+        cycles = [t * c for t, c, f in zip(samples["ms"], samples["sm_clock_mhz"], samples["flagged"]) if c > 0 and not f]
+        if cycles:
+            return float(np.median(cycles))
+    clock = row.get("sm_clock_mhz")
+    return row["time_ms"] * clock if clock else None
 
 
 def read_rows(path, entries):
@@ -310,7 +356,7 @@ def to_frame(benchmarks, path="results"):
     """One row per repetition of a gemm benchmark (read_rows), with its facts, as a DataFrame."""
     import pandas as pd
 
-    frame = pd.DataFrame(read_rows(path, benchmarks))
+    frame = pd.DataFrame(read_rows(path, benchmarks)).drop(columns=["samples"], errors="ignore")
     if "tags" not in frame:
         frame["tags"] = [()] * len(frame)
     return frame
@@ -332,6 +378,9 @@ class Bench:
     time_field: str = "median_ms"                 # median_ms, or real_time (a mean) in older files
     times: list = field(default_factory=list)     # ms per repetition that ran
     clocks: list = field(default_factory=list)    # MHz per repetition, where recorded
+    cycles: list = field(default_factory=list)    # thousands of cycles per repetition (repetition_cycles)
+    from_samples: int = 0                         # repetitions whose cycles came from per-sample clocks
+    slowdown: set = field(default_factory=set)    # NVML slowdown reasons seen in any sample
     real_times: list = field(default_factory=list)
     errors: list = field(default_factory=list)
     throttled: bool = False
@@ -355,6 +404,11 @@ def load_run(path):
             bench.real_times.append(row["real_time_ms"])
         if "sm_clock_mhz" in row:
             bench.clocks.append(row["sm_clock_mhz"])
+        cycles = repetition_cycles(row)
+        if cycles is not None:
+            bench.cycles.append(cycles)
+            bench.from_samples += "samples" in row
+        bench.slowdown.update(row.get("samples", {}).get("slowdown", ()))
         bench.throttled |= bool(row.get("clock_throttled", 0))
         for key, value in row.items():
             if key in COUNTER_EXCLUDED or key.startswith(NOT_COUNTERS):
@@ -362,6 +416,8 @@ def load_run(path):
             if isinstance(value, float) and math.isfinite(value):
                 bench.counters.setdefault(key, []).append(value)
     for name, bench in benches.items():
+        if bench.cycles and len(bench.cycles) != len(bench.times):
+            raise InputError(f"{path}: {name}: a clock on {len(bench.cycles)} of {len(bench.times)} repetitions")
         if bench.clocks and len(bench.clocks) != len(bench.times):
             raise InputError(f"{path}: {name}: sm_clock_mhz on {len(bench.clocks)} of "
                              f"{len(bench.times)} repetitions")

@@ -446,3 +446,113 @@ def test_unpadded_layout_is_slower_with_more_wavefronts(tmp_path):
                          "--alias", "shared_col=shared_col_padded")
     assert status == 1 and [r["verdict"] for r in result["benchmarks"]] == ["SLOWER"] * 6
     assert all(r["counters"]["smem_ld_wavefronts"]["verdict"] == "WORSE" for r in result["benchmarks"])
+
+
+# --- rules added with the history work --------------------------------------------------------------
+
+def test_an_impossible_time_is_bad_input_not_an_infinite_change(tmp_path, capsys):
+    """1e306 ms used to give SLOWER with change = inf and numpy overflow warnings."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        err = bad(tmp_path, capsys, write_run(tmp_path / "a.json", {SHARED: jitter(1.0)}),
+                  write_run(tmp_path / "b.json", {SHARED: {"times": jitter(1e306), "clocks": [1980.0] * 10}}))
+    assert "median_ms is 1.0005478467492859e+306" in err and "not a possible measurement" in err
+
+
+def test_ten_against_two_repetitions_is_too_few(tmp_path):
+    """The rule the docs state: at least 4 repetitions per side, whatever the rank test allows
+    (10 vs 2 can reach p = 0.015, but 2 values give no spread)."""
+    status, result = pair(tmp_path, {SHARED: jitter(1.0)}, {SHARED: jitter(2.0, n=2)})
+    assert row(result)["verdict"] == "TOO_FEW" and status == 0
+
+
+def test_a_median_against_a_mean_is_said(tmp_path):
+    base = write_run(tmp_path / "a.json", {SHARED: jitter(1.0)})
+    data = json.loads(base.read_text())
+    for entry in data["benchmarks"]:
+        del entry["median_ms"]
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    _, result = run(tmp_path, base, tmp_path / "b.json")
+    assert any("a median against a mean" in n for n in result["notes"])
+    assert any("real_time (Google Benchmark's mean)" in n for n in result["notes"])
+
+
+def test_a_clock_on_one_side_only_is_said(tmp_path):
+    _, result = pair(tmp_path, {SHARED: {"times": jitter(1.0), "clocks": [1980.0] * 10}}, {SHARED: jitter(1.0)})
+    assert "sm_clock_mhz recorded on one side only: every benchmark compared in time, not cycles" in result["notes"]
+
+
+def test_new_and_failed_is_failed(tmp_path, capsys):
+    status, result = pair(tmp_path, {SHARED: jitter(1.0)},
+                          {SHARED: jitter(1.0), NAIVE: {"error": "launch failed: too many resources"}})
+    assert status == 1 and row(result, "naive_row")["verdict"] == "FAILED"
+    assert "naive_row/block:16x16/m:1024/n:1024/k:1024/manual_time: launch failed: too many resources" in \
+        capsys.readouterr().out
+    assert pair(tmp_path, {SHARED: jitter(1.0)}, {SHARED: jitter(1.0), NAIVE: jitter(1.0)})[0] == 0  # NEW alone passes
+
+
+def test_a_worse_count_while_faster_is_changed_not_a_regression(tmp_path):
+    base = {SHARED: {"times": jitter(1.0), "counters": {"smem_ld_wavefronts": 1000.0}}}
+    cand = {SHARED: {"times": jitter(0.7, seed=2), "counters": {"smem_ld_wavefronts": 4000.0}}}
+    status, result = pair(tmp_path, base, cand)
+    assert row(result)["verdict"] == "FASTER" and row(result)["counter_regressions"] == [] and status == 0
+    assert row(result)["counters"]["smem_ld_wavefronts"]["verdict"] == "WORSE"
+
+
+def test_a_guarded_counter_worse_is_a_regression_even_when_faster(tmp_path, capsys):
+    """guards.tsv: the conflict-free rung stands for one wavefront per shared load."""
+    name = "gemm/fp32/conflict_free/bm:128/m:1024/n:1024/k:1024"
+    base = {name: {"times": jitter(1.0), "counters": {"smem_ld_wavefronts_per_request": 1.0}}}
+    cand = {name: {"times": jitter(0.7, seed=2), "counters": {"smem_ld_wavefronts_per_request": 2.0}}}
+    status, result = pair(tmp_path, base, cand)
+    assert status == 1 and row(result, "conflict_free")["counter_regressions"] == ["smem_ld_wavefronts_per_request"]
+    assert "smem_ld_wavefronts_per_request WORSE (1 -> 2) [regression]" in capsys.readouterr().out
+
+
+def test_a_higher_is_better_count_that_falls_is_worse(tmp_path):
+    base = {SHARED: {"times": jitter(1.0), "counters": {"ffma_per_smem_ld": 16.0}}}
+    cand = {SHARED: {"times": jitter(1.0, seed=2), "counters": {"ffma_per_smem_ld": 8.0}}}
+    status, result = pair(tmp_path, base, cand)
+    assert row(result)["counters"]["ffma_per_smem_ld"]["verdict"] == "WORSE" and status == 1
+
+
+def sampled_run(path, scale, flagged=(), clock=1980.0, slowdown=()):
+    """A run whose entries carry per-sample times and clocks (gemm-bench's samples object)."""
+    data = json.loads(write_run(path, {SHARED: {"times": jitter(scale), "clocks": [clock] * 10}}).read_text())
+    for entry in data["benchmarks"]:
+        ms = jitter(entry["median_ms"], n=20, seed=entry["repetition_index"])
+        clocks = [clock] * 20
+        for i in flagged:
+            ms[i], clocks[i] = ms[i] * 1.5, clock / 1.6  # a clock drop: slower in time, fewer cycles
+        entry["samples"] = {"ms": ms, "sm_clock_mhz": clocks, "flagged": [int(i in flagged) for i in range(20)],
+                            "slowdown": list(slowdown)}
+        entry["clock_throttled"] = int(bool(slowdown))
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_cycles_come_from_each_sample_and_leave_out_flagged_ones(tmp_path):
+    from gemm_study.results import load_run
+
+    _, benches = load_run(sampled_run(tmp_path / "a.json", 1.0, flagged=range(8)))
+    bench = benches[SHARED + "/manual_time"]
+    assert bench.from_samples == 10
+    assert np.median(bench.cycles) == pytest.approx(1980.0, rel=0.003)  # flagged samples left out
+    status, result = run(tmp_path, tmp_path / "a.json", sampled_run(tmp_path / "b.json", 1.0))
+    assert row(result)["verdict"] == "SAME" and status == 0
+
+
+def test_throttling_is_a_count_with_its_reasons(tmp_path, capsys):
+    run(tmp_path, sampled_run(tmp_path / "a.json", 1.0), sampled_run(tmp_path / "b.json", 1.0, slowdown=["sw_power_cap"]))
+    out = capsys.readouterr().out
+    assert "Clock throttled: 1 of 1 benchmarks had slowed-clock samples (sw_power_cap)" in out
+
+
+def test_samples_that_break_the_format_are_bad_input(tmp_path, capsys):
+    path = sampled_run(tmp_path / "b.json", 1.0)
+    data = json.loads(path.read_text())
+    data["benchmarks"][3]["samples"]["sm_clock_mhz"] = [1980.0]
+    path.write_text(json.dumps(data))
+    err = bad(tmp_path, capsys, write_run(tmp_path / "a.json", {SHARED: jitter(1.0)}), path)
+    assert "entry 3" in err and "samples: 20 times, 1 clocks" in err

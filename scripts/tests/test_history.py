@@ -1,150 +1,242 @@
-"""history.py on a synthetic history of five revisions (clocks recorded, as gemm-bench now does):
-r2 reruns r1 at a lower clock, r3 removes the padding of shared_col_padded (2x slower, 4x the
-shared-load wavefronts), r4 breaks shared (wrong results) and keeps the slow layout, r5 fixes both."""
+"""history.py: change points over the whole series, on synthetic histories (clocks recorded, 10
+repetitions with 0.2% noise, a little drift per run) and on the committed runs.
+
+Mutations (each must make this module or test_compare.py fail; test_mutations.py applies them one
+at a time to a copy of the tools and runs the tests named after the arrow):
+  - the 3% floor of the pair rule made 1%: gemm_study/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.01` => test_compare.py -k min_effect_rule
+  - the exact-count tolerance made 2%: gemm_study/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
+  - a higher-is-better count read the other way: gemm_study/compare.py: `(metric.better == "lower")` -> `(metric.better != "higher")` => test_compare.py -k higher_is_better
+  - cycles from the run's median clock, not each repetition's: gemm_study/results.py: `return row["time_ms"] * clock if clock else None` -> `return row["time_ms"] * 1980.0 if clock else None` => test_compare.py -k cycles
+  - a two-sided rank test: gemm_study/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k p_value_rule
+  - means instead of medians: gemm_study/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k p_value_rule
+  - fewer than 4 repetitions allowed: gemm_study/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
+  - new and failed passes: gemm_study/compare.py: `            if new.errors:` -> `            if False:` => test_compare.py -k new_and_failed
+  - a worse count while faster is a regression again: gemm_study/compare.py: `time_verdict != "FASTER"` -> `True` => test_compare.py -k while_faster
+  - guards ignored: gemm_study/compare.py: `if guarded(family, name) or` -> `if` => test_compare.py -k guarded
+  - steps compared with the previous run instead of the last good one: gemm_study/series.py: `    ok = [p for p in points if p.status == "ok" and p.values]
+    if len(ok) < 2:` -> `    ok = [p for p in points if p.values]
+    if len(ok) < 2:` => test_history.py -k gap
+  - no merge of small steps (creep): gemm_study/series.py: `        weakest = min(failing,` -> `        return [(f, t) for f, t in zip(found, tests) if _accepted(t)]
+        weakest = min(failing,` => test_history.py -k creep
+  - the drift term not shared among a segment's runs: gemm_study/compare.py: `settings.drift ** 2 * (1 / runs[0] + 1 / runs[1])` -> `settings.drift ** 2 * 2` => test_history.py -k injected
+  - file order instead of dates: gemm_study/history.py: `    if order_by == "args":` -> `    if True:` => test_history.py -k dates
+"""
 import json
 
+import numpy as np
 import pytest
 
-from gemm_study.errors import run_cli
 from conftest import DATA
+from gemm_study.errors import run_cli
 from history import main as history_main
-from test_compare import jitter, write_run
+from test_compare import write_run
 
-PADDED = "gemm/fp32/shared_col_padded/tile:32/m:1024/n:1024/k:1024"
-SHARED = "gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024"
+TUNED = "gemm/fp32/tuned/bm:128/m:1024/n:1024/k:1024"
+WARP = "gemm/fp32/warptile/bm:128/m:1024/n:1024/k:1024"
 NAIVE = "gemm/fp32/naive_row/block:16x16/m:1024/n:1024/k:1024"
+PADDED = "gemm/fp32/shared_col_padded/tile:32/m:1024/n:1024/k:1024"
 
 
-def bench(time, clock=1980.0, seed=0, wavefronts=1.0, error=None):
-    if error:
-        return {"error": error}
-    return {"times": jitter(time * 1980.0 / clock, seed=seed), "clocks": [clock] * 10,
-            "counters": {"smem_ld_wavefronts_per_request": wavefronts, "gld_sectors_per_request": 4.0}}
+def samples(level, rng, clock=1980.0, drift=0.001, noise=0.002, reps=10):
+    """Times of one run at `level` (relative cycles x 1 ms): the run's drift, then per-repetition noise."""
+    run_level = level * (1 + rng.normal(0, drift))
+    return {"times": list(run_level * 1980.0 / clock * (1 + rng.normal(0, noise, reps))), "clocks": [clock] * reps}
 
 
-REVISIONS = [  # revision, date, clock, padded (time, wavefronts), shared error
-    ("r1aaaaaaaaaa", "2026-01-01T00:00:00", 1980.0, (0.58, 1.0), None),
-    ("r2bbbbbbbbbb", "2026-01-02T00:00:00", 1900.0, (0.58, 1.0), None),
-    ("r3cccccccccc", "2026-01-03T00:00:00", 1980.0, (1.17, 4.0), None),
-    ("r4dddddddddd", "2026-01-04T00:00:00", 1950.0, (1.17, 4.0), "wrong result: max_rel_err 0.5"),
-    ("r5eeeeeeeeee", "2026-01-05T00:00:00", 1980.0, (0.58, 1.0), None),
-]
-
-
-@pytest.fixture
-def runs(tmp_path):
+def history_of(tmp_path, levels, clocks=None, counters=None, errors=None, missing=None, seed=1, dates=None):
+    """One run per revision: levels[name] = [level per revision]; errors/missing: {name: {revision}}."""
+    rng = np.random.default_rng(seed)
     folder = tmp_path / "runs"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
+    count = len(next(iter(levels.values())))
     paths = []
-    for i, (rev, date, clock, (padded, wavefronts), error) in enumerate(REVISIONS):
-        benches = {PADDED: bench(padded, clock, seed=i, wavefronts=wavefronts),
-                   SHARED: bench(0.28, clock, seed=10 + i, error=error), NAIVE: bench(0.43, clock, seed=20 + i)}
-        paths.append(write_run(folder / f"{i + 1:02d}_{rev[:2]}.json", benches,
-                               context={"git_revision": rev, "date": date}))
+    for i in range(count):
+        benches = {}
+        for name, series in levels.items():
+            if i in (missing or {}).get(name, ()):
+                continue
+            if i in (errors or {}).get(name, ()):
+                benches[name] = {"error": "wrong result: max_rel_err 0.5"}
+                continue
+            spec = samples(series[i], rng, clock=(clocks or [1980.0] * count)[i])
+            spec["counters"] = {"gld_sectors_per_request": 4.0, **(counters or {}).get(name, [{}] * count)[i]}
+            benches[name] = spec
+        date = (dates or [f"2026-01-{i + 1:02d}T00:00:00+00:00" for i in range(count)])[i]
+        paths.append(write_run(folder / f"{i:02d}_r{i}.json", benches,
+                               context={"git_revision": f"r{i}{'a' * 11}", "date": date}))
     return paths
 
 
 def history(tmp_path, *argv):
     out = tmp_path / "out"
-    status = history_main([*map(str, argv), "--out", str(out)])
+    status = history_main([*map(str, argv), "--out", str(out), "--no-figures"])
     return status, json.loads((out / "history.json").read_text()), (out / "history.md").read_text()
 
 
-def firsts(result):
-    return [(e["benchmark"].split("/")[2], e["first_revision"], e["recovered"]) for e in result["regressions"]]
+def found(result, kind=None):
+    """(family, first bad revision index, recovered?) of every regression."""
+    return [(e["family"], e["first_index"], e["recovered"] is not None) for e in result["regressions"]
+            if kind is None or e["kind"] == kind]
 
 
-def test_names_the_first_revision_of_each_regression_and_its_recovery(tmp_path, runs):
-    status, result, text = history(tmp_path, *runs)
-    assert status == 0
-    assert firsts(result) == [("shared_col_padded", "r3cccccccccc", "r5eeeeeeeeee"),
-                              ("shared", "r4dddddddddd", "r5eeeeeeeeee")]
-    assert "| gemm/fp32/shared_col_padded/tile:32/m:1024/n:1024/k:1024/manual_time | r3cccccccccc | r2bbbbbbbbbb |" in text
-    assert "smem_ld_wavefronts_per_request WORSE (1 -> 4)" in text
-    assert "FAILED: wrong result: max_rel_err 0.5" in text
+def steps(result, name):
+    return [(s["revision"], s["verdict"]) for s in result["series"][name + "/manual_time"]["steps"]]
 
 
-def test_a_benchmark_failing_since_the_first_run_is_dated_there(tmp_path, runs):
-    """shared fails in r4 and r5: given r4 and r5 only, the failure is r4's, with nothing before it."""
-    broken = write_run(tmp_path / "r5_broken.json", {SHARED: bench(0.28, error="wrong result: max_rel_err 0.5")},
-                       context={"git_revision": "r5eeeeeeeeee"})
-    status, result, text = history(tmp_path, runs[3], broken)
-    assert status == 0 and firsts(result) == [("shared", "r4dddddddddd", None)]
-    assert "| gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time | r4dddddddddd | - |" in text
+# ----------------------------------------------------------------------------- the issue's cases
+
+def test_a_step_across_a_missing_revision_is_measured_from_the_last_good_run(tmp_path):
+    """tuned is missing in r3 and 10% slower from r4: found at r4, against r2, r3 named."""
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1, 1, 1.1, 1.1], WARP: [1] * 6}, missing={TUNED: {3}})
+    status, result, text = history(tmp_path, *paths)
+    assert status == 1 and found(result) == [("tuned", 4, False)]
+    entry = result["regressions"][0]
+    assert entry["last_good"] == "r2aaaaaaaaaaa" and entry["gap"] == ["r3aaaaaaaaaaa missing"]
+    assert entry["step"] == pytest.approx(0.10, abs=0.01)
+    assert "(r3aaaaaaaaaaa missing between)" in text
 
 
-def test_clock_change_alone_is_no_verdict(tmp_path, runs):
-    """r2 ran at a 4% lower clock: 4% slower in time, the same in cycles."""
-    _, result, _ = history(tmp_path, *runs)
-    assert {s["verdicts"][1]["verdict"] for s in result["series"].values()} == {"SAME"}
+def test_a_gap_of_a_failed_revision_then_slower_is_a_failure_and_a_slowdown(tmp_path):
+    """The pairwise history called this 'recovered': it FAILED at r3 and came back 10% slower."""
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1, 1, 1.1, 1.1], WARP: [1] * 6}, errors={TUNED: {3}})
+    status, result, text = history(tmp_path, *paths)
+    assert status == 1 and sorted(found(result)) == [("tuned", 3, True), ("tuned", 4, False)]
+    failed = next(e for e in result["regressions"] if e["kind"] == "failed")
+    assert failed["recovered"] == "r4aaaaaaaaaaa" and "FAILED: wrong result" in failed["what"]
+    slower = next(e for e in result["regressions"] if e["kind"] == "time")
+    assert slower["last_good"] == "r2aaaaaaaaaaa" and slower["gap"] == ["r3aaaaaaaaaaa failed"]
 
 
-def test_marks_and_counts_per_revision(tmp_path, runs):
-    _, result, text = history(tmp_path, *runs)
-    padded = result["series"][PADDED + "/manual_time"]
-    assert [v and v["verdict"] for v in padded["verdicts"]] == [None, "SAME", "SLOWER", "SAME", "FASTER"]
-    assert [c.get("SLOWER", 0) for c in result["counts"]] == [0, 1, 0, 0]
-    assert "| r3cccccccccc | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in text
-    gflops = padded["metrics"]["gflops"]
-    assert gflops[0][1] == pytest.approx(1 / 0.58, rel=0.01) and gflops[0][0] < gflops[0][1] < gflops[0][2]
+def test_a_creep_is_caught_from_its_first_revision(tmp_path):
+    """+2.5% per revision, +10.4% over four: with the pair rule's 3% floor and 1% drift no single
+    step passes, yet the series does from the first revision beyond the floor (r4, +5.1%); with
+    the history's defaults from the first step."""
+    creep = [1, 1, 1, 1.025, 1.025 ** 2, 1.025 ** 3, 1.025 ** 4]
+    paths = history_of(tmp_path, {TUNED: creep, WARP: [1] * 7})
+    status, result, _ = history(tmp_path, *paths, "--min-effect", "0.03", "--drift", "0.01")
+    assert status == 1 and found(result) == [("tuned", 4, False)]
+    assert 0.05 < result["regressions"][0]["change"] < 0.11  # the last segment's level: r4-r6
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 1 and found(result) == [("tuned", 3, False)]
+    assert result["regressions"][0]["change"] == pytest.approx(0.104, abs=0.015)
 
 
-def test_a_failure_lasting_two_revisions_is_one_regression(tmp_path, runs):
-    broken = json.loads(runs[3].read_text())
-    again = runs[3].with_name("04b_r4.json")
-    broken["context"]["git_revision"] = "r4ffffffffff"
-    again.write_text(json.dumps(broken))
-    _, result, _ = history(tmp_path, *runs[:4], again, runs[4])
-    assert [f for f in firsts(result) if f[0] == "shared"] == [("shared", "r4dddddddddd", "r5eeeeeeeeee")]
+def test_injected_steps_of_2_5_and_10_percent_are_found_at_their_revisions_and_nowhere_else(tmp_path):
+    """The real history's plan: a build twice, then +2% in tuned, +5% in warptile, +10% in naive_row,
+    accumulating, then a revision that removes them."""
+    levels = {TUNED: [1, 1, 1.02, 1.02, 1.02, 1], WARP: [1, 1, 1, 1.05, 1.05, 1], NAIVE: [1, 1, 1, 1, 1.1, 1],
+              PADDED: [1] * 6}
+    paths = history_of(tmp_path, levels)
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 0  # removed at the last revision: nothing open
+    assert found(result) == [("tuned", 2, True), ("warptile", 3, True), ("naive_row", 4, True)]
+    assert steps(result, TUNED) == [(2, "SLOWER"), (5, "FASTER")]
+    assert steps(result, PADDED) == []
 
 
-def test_figure_marks(tmp_path, runs):
-    from gemm_study.history import marks
-    _, result, _ = history(tmp_path, *runs)
-    padded, shared = result["series"][PADDED + "/manual_time"], result["series"][SHARED + "/manual_time"]
-    assert marks(padded, "gflops") == [(2, "SLOWER"), (4, "FASTER")]
-    assert marks(padded, "smem_ld_wavefronts_per_request") == [(2, "WORSE"), (4, "BETTER")]
-    assert marks(padded, "gld_sectors_per_request") == []
-    assert marks(shared, "gflops") == [(3, "FAILED")]
+def test_same_build_reruns_give_no_change_point(tmp_path):
+    """Eight runs of one build with 0.3% drift per run: no step anywhere (the false-positive check)."""
+    paths = history_of(tmp_path, {TUNED: [1] * 8, WARP: [1] * 8, NAIVE: [1] * 8}, seed=5)
+    status, result, text = history(tmp_path, *paths)
+    assert status == 0 and result["regressions"] == []
+    assert all(not s["steps"] for s in result["series"].values())
+    assert "## Open regressions (0)" in text
 
 
-def test_failed_points_are_gaps_and_figures_are_written(tmp_path, runs):
-    _, result, text = history(tmp_path, *runs)
-    assert result["series"][SHARED + "/manual_time"]["metrics"]["gflops"][3] == [None, None, None]
-    for family in ("shared", "shared_col_padded", "naive_row"):
-        assert (tmp_path / "out" / f"history_{family}.png").stat().st_size > 1000
-        assert f"![{family}](history_{family}.png)" in text
+def test_a_fix_that_raises_a_count_while_much_faster_is_changed_not_a_regression(tmp_path):
+    """The committed history's case: 16-67% faster, an exact count up: 'changed'."""
+    counts = [{"smem_ld_requests": 4.2e7}] * 2 + [{"smem_ld_requests": 6.7e7}] * 2
+    paths = history_of(tmp_path, {PADDED: [2, 2, 1, 1], WARP: [1] * 4}, counters={PADDED: counts})
+    status, result, text = history(tmp_path, *paths)
+    assert status == 0 and result["regressions"] == []
+    event = result["series"][PADDED + "/manual_time"]["counter_events"][0]
+    assert event["counter"] == "smem_ld_requests" and not event["regression"] and event["time"] == "FASTER"
+    assert "## Counts that changed without a regression" in text
 
 
-def test_folder_gives_file_name_order_and_may_hold_the_output(tmp_path, runs):
-    folder = runs[0].parent
-    for _ in range(2):  # the second time, the folder holds history.json
-        assert history_main([str(folder), "--out", str(folder), "--counters="]) == 0
-    result = json.loads((folder / "history.json").read_text())
-    assert [r["label"] for r in result["runs"]] == [r[0] for r in REVISIONS]
+def test_a_guarded_counter_worse_is_a_regression_whatever_the_time(tmp_path):
+    counts = [{"smem_ld_wavefronts_per_request": 1.0}] * 2 + [{"smem_ld_wavefronts_per_request": 4.0}] * 2
+    paths = history_of(tmp_path, {PADDED: [1, 1, 0.8, 0.8], WARP: [1] * 4}, counters={PADDED: counts})
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 1 and found(result, "counter") == [("shared_col_padded", 2, False)]
 
 
-def test_arguments_give_the_order_unless_order_by(tmp_path, runs):
-    _, result, _ = history(tmp_path, *reversed(runs))
-    assert result["runs"][0]["label"] == "r5eeeeeeeeee" and firsts(result)[0][1] == "r4dddddddddd"
-    _, result, _ = history(tmp_path, *reversed(runs), "--order-by", "date")
-    assert firsts(result)[0] == ("shared_col_padded", "r3cccccccccc", "r5eeeeeeeeee")
+def test_a_benchmark_new_and_failing_is_a_failure(tmp_path):
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1], WARP: [1, 1, 1]}, missing={TUNED: {0, 1}}, errors={TUNED: {2}})
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 1 and found(result) == [("tuned", 2, False)]
 
 
-def test_unknown_revision_is_labelled_by_file_and_duplicates_numbered(tmp_path, runs):
-    for path in runs[:2]:
+def test_a_lower_clock_alone_is_no_step(tmp_path):
+    """r2 and r3 ran 4% slower in time at a 4% lower clock: the same in cycles."""
+    paths = history_of(tmp_path, {TUNED: [1] * 5, WARP: [1] * 5}, clocks=[1980.0, 1980.0, 1900.0, 1900.0, 1980.0])
+    status, result, text = history(tmp_path, *paths)
+    assert status == 0 and all(not s["steps"] for s in result["series"].values())
+    assert "in kcycles" in text
+
+
+def test_runs_are_ordered_by_dates_not_file_names(tmp_path):
+    """The slow run's file sorts first, its date last: the regression is the latest revision."""
+    dates = ["2026-01-03T00:00:00+00:00", "2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00"]
+    paths = history_of(tmp_path, {TUNED: [1.2, 1, 1], WARP: [1, 1, 1]}, dates=dates)
+    status, result, text = history(tmp_path, tmp_path / "runs")
+    assert [r["label"] for r in result["runs"]] == ["r1aaaaaaaaaaa", "r2aaaaaaaaaaa", "r0aaaaaaaaaaa"]
+    assert status == 1 and found(result) == [("tuned", 2, False)]
+    assert "ordered by run date (context date; the runs carry no git_commit_date)" in text
+    _, given, text = history(tmp_path, *paths, "--order-by", "args")
+    assert given["runs"][0]["label"] == "r0aaaaaaaaaaa" and "ordered in the order given" in text
+
+
+def test_commit_dates_come_first_where_every_run_has_one(tmp_path):
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1], WARP: [1, 1, 1]})
+    for path, commit in zip(paths, ["2026-02-03", "2026-02-01", "2026-02-02"]):
         data = json.loads(path.read_text())
-        data["context"]["git_revision"] = "unknown" if path == runs[0] else "r1aaaaaaaaaa"
+        data["context"]["git_commit_date"] = commit
         path.write_text(json.dumps(data))
-    _, result, _ = history(tmp_path, runs[0], runs[1], runs[1])
-    assert [r["label"] for r in result["runs"]] == ["01_r1", "r1aaaaaaaaaa", "r1aaaaaaaaaa (2)"]
+    _, result, text = history(tmp_path, *paths)
+    assert [r["label"] for r in result["runs"]] == ["r1aaaaaaaaaaa", "r2aaaaaaaaaaa", "r0aaaaaaaaaaa"]
+    assert "by commit date (context git_commit_date), then run date" in text
 
 
-def test_real_runs_without_clocks(tmp_path):
+def test_open_regressions_name_the_ncu_command_of_the_bad_revision(tmp_path):
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1.1], WARP: [1, 1, 1]})
+    _, result, text = history(tmp_path, *paths)
+    assert result["regressions"][0]["ncu"] == ("git checkout r2aaaaaaaaaaa && cmake --build build && "
+                                               f"build/bench/gemm-bench --ncu-command={TUNED}")
+    assert f"`{result['regressions'][0]['ncu']}`" in text
+
+
+def test_figures_are_written_per_family(tmp_path):
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1.1], WARP: [1, 1, 1]}, errors={WARP: {1}})
+    out = tmp_path / "out"
+    assert history_main([*map(str, paths), "--out", str(out)]) == 1
+    text = (out / "history.md").read_text()
+    for family in ("tuned", "warptile"):
+        assert (out / f"history_{family}.png").stat().st_size > 1000 and f"![{family}](history_{family}.png)" in text
+
+
+# ----------------------------------------------------------------------------- committed runs
+
+def test_real_runs_without_clocks_are_compared_in_time_and_say_so(tmp_path):
     folder = DATA.parents[2] / "reports" / "h200" / "regression"
     status, result, text = history(tmp_path, folder / "track_baseline.json", folder / "track_rerun.json", "--counters=")
-    assert status == 0 and result["regressions"] == [] and "no sm_clock_mhz recorded" in text
+    assert status == 0 and result["regressions"] == [] and result["statistics"] == ["ms"]
+    assert "in ms" in text
 
+
+def test_the_committed_h100_history_finds_the_unpadded_layout_and_calls_the_fix_no_regression(tmp_path):
+    """Three H100 runs: 4d3e, 50cbe with the unpadded layout put back, 50cbe. By run date the
+    unpadded build ran last: its three shared_col_padded slowdowns are open regressions (with the
+    guarded wavefronts per request), and nothing else is."""
+    folder = DATA.parents[2] / "reports" / "h100-80gb-hbm3" / "regression" / "history"
+    status, result, _ = history(tmp_path, folder)
+    assert result["runs"][-1]["label"] == "50cbe9466b08+unpadded"
+    families = {(e["family"], e["kind"]) for e in result["regressions"]}
+    assert families == {("shared_col_padded", "time"), ("shared_col_padded", "counter")} and status == 1
+    assert {e["first_revision"] for e in result["regressions"]} == {"50cbe9466b08+unpadded"}
+
+
+# ----------------------------------------------------------------------------- bad input
 
 def bad(capsys, *argv):
     assert run_cli(history_main, [str(a) for a in argv]) == 2
@@ -153,25 +245,28 @@ def bad(capsys, *argv):
     return err
 
 
-def test_bad_inputs_are_one_line_exit_2(tmp_path, runs, capsys):
+def test_bad_inputs_are_one_line_exit_2(tmp_path, capsys):
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1], WARP: [1, 1, 1]})
     out = ["--out", tmp_path / "out"]
-    assert "at least two tracking runs" in bad(capsys, runs[0], *out)
-    assert "context has no 'build_number'" in bad(capsys, *runs, "--order-by", "build_number", *out)
-    assert "not in the metric catalogue" in bad(capsys, *runs, "--counters", "bank_conflictz", *out)
-    assert "no *.json tracking runs" in bad(capsys, tmp_path / "out" if (tmp_path / "out").mkdir() is None else "", *out)
+    assert "at least two tracking runs" in bad(capsys, paths[0], *out)
+    assert "context has no 'build_number'" in bad(capsys, *paths, "--order-by", "build_number", *out)
+    assert "not in the metric catalogue" in bad(capsys, *paths, "--counters", "bank_conflictz", *out)
+    (tmp_path / "empty").mkdir()
+    assert "no *.json tracking runs" in bad(capsys, tmp_path / "empty", *out)
     (tmp_path / "runs" / "notes.json").write_text("{}")
     assert "notes.json: not a Google Benchmark results file" in bad(capsys, tmp_path / "runs", *out)
     (tmp_path / "runs" / "notes.json").unlink()
     (tmp_path / "file").write_text("")
-    assert "cannot write" in bad(capsys, *runs, "--out", tmp_path / "file")
+    assert "cannot write" in bad(capsys, *paths, "--out", tmp_path / "file")
 
 
-def test_context_mismatch_names_both_files(tmp_path, runs, capsys):
-    data = json.loads(runs[2].read_text())
+def test_context_mismatch_names_both_files(tmp_path, capsys):
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1], WARP: [1, 1, 1]})
+    data = json.loads(paths[2].read_text())
     data["context"]["gpu_name"] = "NVIDIA H100 80GB HBM3"
-    runs[2].write_text(json.dumps(data))
-    err = bad(capsys, *runs, "--out", tmp_path / "out")
-    assert "02_r2.json and " in err and "03_r3.json: the runs were not made in the same context" in err
+    paths[2].write_text(json.dumps(data))
+    err = bad(capsys, *paths, "--out", tmp_path / "out")
+    assert "01_r1.json and " in err and "02_r2.json: the runs were not made in the same context" in err
 
 
 def test_revision_label_keeps_what_follows_the_hash():
