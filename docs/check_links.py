@@ -18,7 +18,7 @@ HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*```")
 # Backquoted text that starts like one of these is a path in the repository.
 TOP_LEVEL = ("bench/", "docs/", "kernels/", "profiling/", "reports/", "scripts/", "tests/", ".ci/")
-PLACEHOLDER = re.compile(r"[<>*{}\s|…]|\.\.\.")
+PLACEHOLDER = re.compile(r"[<>*{}|…]|\.\.\.")
 
 
 def prose_lines(text):
@@ -62,9 +62,11 @@ def check_link(page, target):
 
 
 def check_code_path(text):
-    if not text.startswith(TOP_LEVEL) or PLACEHOLDER.search(text):
+    """A command's first word is checked too: `scripts/run_study.sh [--quick]`."""
+    words = text.split()
+    path = words[0].rstrip("/") if words else ""
+    if not path.startswith(TOP_LEVEL) or PLACEHOLDER.search(path):
         return None
-    path = text.split(" ")[0].rstrip("/")
     return None if (ROOT / path).exists() else f"`{text}`: no such path in the repository"
 
 
