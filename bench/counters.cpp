@@ -124,6 +124,16 @@ double occupancy_percent(int blocks_per_sm, long long threads_per_block, int max
   return 100.0 * double(blocks_per_sm) * double(warps_per_block) / max_warps;
 }
 
+void add_wave_facts(CounterValues& facts, long long grid_blocks, int blocks_per_sm, int sm_count) {
+  facts["grid_blocks"] = double(grid_blocks);
+  facts["blocks_per_sm"] = blocks_per_sm;
+  const long long slots = static_cast<long long>(blocks_per_sm) * sm_count;
+  if (slots <= 0 || grid_blocks <= 0) return;
+  facts["waves"] = double(grid_blocks) / double(slots);
+  const long long last = grid_blocks % slots;
+  facts["last_wave_fill"] = last == 0 ? 1.0 : double(last) / double(slots);
+}
+
 CounterValues launch_facts(const Variant& v, const GemmShape& shape,
                            const DeviceLimits& limits) {
   CounterValues facts;
@@ -138,6 +148,7 @@ CounterValues launch_facts(const Variant& v, const GemmShape& shape,
       occupancy_percent(blocks, plan.block.count(), limits.max_threads_per_sm, limits.warp_size);
   facts["registers_per_thread"] = attr.numRegs;
   facts["smem_per_block_bytes"] = double(attr.sharedSizeBytes + plan.dynamic_smem_bytes);
+  add_wave_facts(facts, plan.grid.count(), blocks, limits.sm_count);
   return facts;
 }
 

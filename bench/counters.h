@@ -57,8 +57,12 @@ CounterValues aggregate_kernels(const std::vector<std::string>& cupti_names,
                                 const std::vector<std::string>& short_names,
                                 const std::vector<KernelCounters>& kernels);
 
-// theoretical_occupancy, registers_per_thread, smem_per_block_bytes for a kernel variant.
+// theoretical_occupancy, registers_per_thread, smem_per_block_bytes and the wave facts for a
+// kernel variant.
 CounterValues launch_facts(const Variant& v, const GemmShape& shape, const DeviceLimits& limits);
+
+// grid_blocks, blocks_per_sm, waves and last_wave_fill of a launch (CPU-testable arithmetic).
+void add_wave_facts(CounterValues& facts, long long grid_blocks, int blocks_per_sm, int sm_count);
 
 // Theoretical occupancy in percent from resident blocks per SM (CPU-testable arithmetic).
 double occupancy_percent(int blocks_per_sm, long long threads_per_block, int max_threads_per_sm,

@@ -130,6 +130,26 @@ TEST(RunLog, SamplesJsonHoldsEverySampleWithItsClockAndFlag) {
   EXPECT_NE(samples_json(throttled).find("\"slowdown\": [\"sw_power_cap\"]"), std::string::npos);
 }
 
+TEST(WaveFacts, WavesAndTheLastWavesFillFollowFromBlocksAndSlots) {
+  // 132 SMs x 2 blocks = 264 slots.
+  CounterValues f;
+  add_wave_facts(f, 64, 2, 132);  // 512^2 in 64 x 64 tiles: a quarter of one wave
+  EXPECT_DOUBLE_EQ(f["waves"], 64.0 / 264);
+  EXPECT_DOUBLE_EQ(f["last_wave_fill"], 64.0 / 264);
+  f.clear();
+  add_wave_facts(f, 528, 2, 132);  // exactly two waves
+  EXPECT_DOUBLE_EQ(f["waves"], 2);
+  EXPECT_DOUBLE_EQ(f["last_wave_fill"], 1);
+  f.clear();
+  add_wave_facts(f, 265, 2, 132);  // one block into the second wave
+  EXPECT_DOUBLE_EQ(f["last_wave_fill"], 1.0 / 264);
+  EXPECT_DOUBLE_EQ(f["grid_blocks"], 265);
+  EXPECT_DOUBLE_EQ(f["blocks_per_sm"], 2);
+  f.clear();
+  add_wave_facts(f, 10, 0, 132);  // the kernel fits no SM: no waves to speak of
+  EXPECT_EQ(f.count("waves"), 0u);
+}
+
 TEST(CounterAggregation, SumsAddUpAndEverythingElseIsWeightedByDuration) {
   const std::vector<std::string> cupti = {"gpu__time_duration.sum", "dram__bytes_read.sum",
                                           "sm__warps_active.avg.pct_of_peak_sustained_active",
