@@ -1,0 +1,72 @@
+"""The dashboard page: generated from a history, then opened from the file system in a real
+headless Chromium (the distribution's chromium and chromium-driver, driven by Selenium), which
+must render every plot, band and change point and the table of open regressions. Without Chromium
+the browser test skips with the reason, except in CI (CI=true), where .ci/run installs it and a
+missing browser is a failure."""
+import os
+import shutil
+
+import pytest
+
+from history import main as history_main
+from test_history import NAIVE, PADDED, TUNED, WARP, history_of
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture
+def dashboard(tmp_path):
+    """A history of six revisions: tuned 10% slower from r2 (open), naive_row failing at r3,
+    warptile missing at r4, padded steady."""
+    levels = {TUNED: [1, 1, 1.1, 1.1, 1.1, 1.1], WARP: [1] * 6, NAIVE: [1] * 6, PADDED: [1] * 6}
+    paths = history_of(tmp_path, levels, errors={NAIVE: {3}}, missing={WARP: {4}})
+    page = tmp_path / "site" / "dashboard.html"
+    assert history_main([*map(str, paths), "--out", str(tmp_path / "out"), "--no-figures",
+                         "--dashboard", str(page)]) == 1
+    return page
+
+
+def test_the_page_is_self_contained(dashboard):
+    text = dashboard.read_text()
+    assert "http://" not in text and "https://" not in text and "<script" not in text and " src=" not in text
+    assert text.count("<svg class=\"plot") == 8 and text.count("class=\"changepoint slower\"") == 2
+    assert f"--ncu-command={TUNED}" in text and "git checkout r2aaaaaaaaaaa" in text
+
+
+def chrome():
+    if not (BROWSER and DRIVER):
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI must have chromium and chromium-driver (.ci/run installs them)")
+        pytest.skip("no chromium / chromedriver here: apt-get install chromium chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,2400"):
+        options.add_argument(flag)
+    from selenium.webdriver.chrome.service import Service
+    return webdriver.Chrome(service=Service(DRIVER), options=options)
+
+
+def test_chromium_renders_the_plots_and_the_open_regressions(dashboard, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    driver = chrome()
+    try:
+        driver.get(dashboard.as_uri())
+        assert driver.title == "Regression dashboard: NVIDIA H200"
+        plots = driver.find_elements(By.CSS_SELECTOR, "svg.plot")
+        assert len(plots) == 8 and all(p.size["width"] > 300 and p.size["height"] > 100 for p in plots)
+        bands = driver.find_elements(By.CSS_SELECTOR, "svg.plot polygon.band")
+        assert len(bands) >= 8 and all(b.rect["height"] > 0 for b in bands)
+        slower = driver.find_elements(By.CSS_SELECTOR, "g.changepoint.slower")
+        assert [g.get_attribute("data-revision") for g in slower] == ["r2aaaaaaaaaaa"] * 2 and slower[0].is_displayed()
+        assert len(driver.find_elements(By.CSS_SELECTOR, "g.failed")) == 2  # both panels of naive_row
+        rows = driver.find_elements(By.CSS_SELECTOR, "#open-regressions tr.regression")
+        assert len(rows) == 1 and "tuned" in rows[0].text and "--ncu-command=" in rows[0].text
+        assert driver.find_element(By.ID, "verdict").text == "1 open regression(s)."
+        assert driver.execute_script("return document.querySelectorAll('svg.plot circle.point').length") > 40
+        driver.save_screenshot(str(tmp_path / "dashboard.png"))
+        assert (tmp_path / "dashboard.png").stat().st_size > 10000
+    finally:
+        driver.quit()
