@@ -123,3 +123,57 @@ if __name__ == "__main__":
     else:
         print(f"Model: {Model()}\nRule: {Settings()}\n")
         print(table())
+
+
+# ----------------------------------------------------------------------------- histories
+
+# The recorded history's plan (scripts/record_history.sh): a build twice, then +2%, +5% and +10%
+# in three kernels, accumulating, then the build without them twice. Levels per revision of the
+# three injected benchmarks and of one left alone. The 2% step is the first and the removal is
+# recorded twice: a 2% step between single runs is too close to the drift allowance
+# (HISTORY_PLAN_SHORT: one run after the removal finds it in about 4 of 5 trials).
+HISTORY_PLAN = {"plus 2%": [1, 1, 1.02, 1.02, 1.02, 1, 1], "plus 5%": [1, 1, 1, 1.05, 1.05, 1, 1],
+                "plus 10%": [1, 1, 1, 1, 1.10, 1, 1], "unchanged": [1] * 7}
+HISTORY_PLAN_SHORT = {label: levels[:-1] for label, levels in HISTORY_PLAN.items()}
+
+
+def simulate_series(rng, model, levels):
+    """Per-repetition cycles (relative) of one benchmark over the revisions: each revision a run
+    of the model at that level (the clock scaled out as compare.py does)."""
+    s = rng.uniform(model.sensitivity_low, 1.0)
+    out = []
+    for level in levels:
+        clock = math.exp(rng.normal(0, model.between)) * np.exp(rng.normal(0, model.clock_jitter, model.reps))
+        times = (level * math.exp(rng.normal(0, model.residual)) *
+                 np.exp(rng.normal(0, model.within, model.reps)) * clock ** -s)
+        out.append(list(times * clock * np.exp(rng.normal(0, model.clock_error, model.reps))))
+    return out
+
+
+def series_rates(model, levels, settings, trials=300, seed=20240611):
+    """Share of trials whose change points are exactly the revisions where `levels` changes
+    ('exact'), with one more ('extra') or one missing ('missed')."""
+    from .series import Point, change_points
+
+    rng = np.random.default_rng(seed)
+    truth = {i for i in range(1, len(levels)) if levels[i] != levels[i - 1]}
+    counts = {"exact": 0, "extra": 0, "missed": 0}
+    for _ in range(trials):
+        points = [Point(i, "ok", values) for i, values in enumerate(simulate_series(rng, model, levels))]
+        found = {st["revision"] for st in change_points(points, settings)}
+        counts["exact"] += found == truth
+        counts["extra"] += bool(found - truth)
+        counts["missed"] += bool(truth - found)
+    return {k: v / trials for k, v in counts.items()}
+
+
+def history_table(settings, model=None, trials=300, plan=None):
+    """The history rule on a plan (HISTORY_PLAN) under the model, per benchmark."""
+    model, plan = model or Model(), plan or HISTORY_PLAN
+    count = len(next(iter(plan.values())))
+    lines = [f"| benchmark ({count} revisions, {model.reps} repetitions) | change points exactly right | "
+             "an extra one | one missed |", "|---|---:|---:|---:|"]
+    for label, levels in plan.items():
+        r = series_rates(model, levels, settings, trials)
+        lines.append(f"| {label} | {r['exact']:.1%} | {r['extra']:.1%} | {r['missed']:.1%} |")
+    return "\n".join(lines)

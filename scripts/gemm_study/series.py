@@ -4,8 +4,9 @@ One benchmark's series is its revisions in order, each ok (repetitions that ran)
 error) or missing (not in that run). Over the ok revisions:
 
   search     Apache Otava's e-divisive statistic (Matteson & James; otava.change_point_divisive)
-             proposes, within a segment, the revision where the level of the per-revision medians
-             splits best; the segment is split there if a weak form of the step test accepts it
+             proposes, within a segment, the revisions tau and kappa where the run of per-revision
+             medians ok[tau:kappa] stands out most from the run before it; the segment is split
+             there if a weak form of the step test accepts it
              (half the floor and half the noise factor: a segment that still holds another step
              is noisier than its parts), and both halves are searched again. These are Otava's
              "weak" change points; the merge step keeps the real ones.
@@ -69,22 +70,31 @@ def _accepted(result):
 WEAK = 0.5  # the search's share of the floor and of the noise factor
 
 
+def _candidate(calculator, start, stop):
+    """Otava's e-divisive candidate in ok[start:stop]: (tau, kappa) maximising Q(tau, kappa), the
+    divergence of ok[start:tau] from ok[tau:kappa]. kappa < stop where the change is a run of
+    revisions that returns to the level before (a spike), which a split at tau alone misses."""
+    q = calculator._get_Q_vals(start, stop)  # Otava's Q over every (tau, kappa) of the segment
+    i, j = np.unravel_index(int(np.argmax(q)), q.shape)
+    return int(i) + 1 + start, int(j) + 2 + start
+
+
 def _search(ok, settings):
-    """Indexes (into ok) where a weak change point starts, by divisive search."""
+    """Indexes (into ok) of the weak change points, by divisive search."""
     from otava.change_point_divisive.calculator import PairDistanceCalculator
 
     weak = type(settings)(**dict(settings.__dict__, min_effect=WEAK * settings.min_effect,
                                  noise_factor=WEAK * settings.noise_factor))
     calculator = PairDistanceCalculator(_levels(ok))
-    found, pending = [], [(0, len(ok))]
+    found, pending = set(), [(0, len(ok))]
     while pending:
         start, stop = pending.pop()
         if stop - start < 2:
             continue
-        at = int(calculator.get_candidate_change_point(slice(start, stop)).index)
-        if _accepted(step(ok[start:at], ok[at:stop], weak)):
-            found.append(at)
-            pending += [(start, at), (at, stop)]
+        tau, kappa = _candidate(calculator, start, stop)
+        if _accepted(step(ok[start:tau], ok[tau:kappa], weak)):
+            found |= {tau} | ({kappa} if kappa < stop else set())
+            pending += [(start, tau), (tau, kappa), (kappa, stop)]
     return sorted(found)
 
 
