@@ -311,8 +311,12 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     state.counters["stage_counters_s"] = cs.counters_s;
 
     state.SetLabel(timing_label(c, t, host, ctx.options.flush_l2));
-    run_log().record(c.name, state.iterations(),
-                     samples_json(t) + (cs.kernels_json.empty() ? "" : ", " + cs.kernels_json));
+    std::string logged = samples_json(t);
+    if (!cs.kernels_json.empty()) logged += ", " + cs.kernels_json;
+    if (v.choice)
+      if (const std::string chosen = v.choice(c.shape); !chosen.empty())
+        logged += ", \"choice\": " + chosen;
+    run_log().record(c.name, state.iterations(), logged);
   } catch (const std::exception& e) {
     cs.error = e.what();
     report_failure(state, cs);

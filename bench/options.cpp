@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "metric_catalogue.h"
+#include "shape_suites.h"
 #include "tags.h"
 #include "variant.h"
 
@@ -82,6 +83,20 @@ std::vector<GemmShape> parse_shapes(const std::string& value) {
   return shapes;
 }
 
+std::vector<GemmShape> parse_suites(const std::string& value) {
+  std::vector<GemmShape> shapes;
+  for (const auto& name : split(value, ',')) {
+    std::vector<GemmShape> suite;
+    try {
+      suite = shapes_of_suite(name);
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(std::string("--suite: ") + e.what());
+    }
+    for (const auto& s : suite) shapes.push_back(checked(s, "--suite"));
+  }
+  return shapes;
+}
+
 std::vector<Precision> parse_precisions(const std::string& value) {
   std::vector<Precision> precisions;
   for (const auto& item : split(value, ',')) {
@@ -142,6 +157,7 @@ const std::vector<Flag>& flags() {
       {"-h", false, [](Options& o, const std::string&) { o.help = true; }},
       {"--sizes", true, [](Options& o, const std::string& v) { append(o.shapes, parse_sizes(v)); }},
       {"--shapes", true, [](Options& o, const std::string& v) { append(o.shapes, parse_shapes(v)); }},
+      {"--suite", true, [](Options& o, const std::string& v) { append(o.shapes, parse_suites(v)); }},
       {"--precisions", true,
        [](Options& o, const std::string& v) { o.precisions = parse_precisions(v); }},
       {"--counters", true,
@@ -365,6 +381,8 @@ is an error, never a number. Counters come from CUPTI in separate launches, outs
 Options (before or among the --benchmark_* flags):
   --sizes=512,1024          square shapes (default 512,1024,2048,4096)
   --shapes=MxNxK,...        arbitrary shapes, e.g. --shapes=1023x517x2049
+  --suite=NAME,...          the shapes of a suite (bench/shape_suites.inc): squares, decode,
+                            large_k, tall_wide, odd, study (the default study's subset), all
   --precisions=fp32,fp64    precisions to run (default both)
   --counters=on|off         collect CUPTI hardware counters (default on)
   --metrics=a.sum,b.pct     extra raw CUPTI metrics; list names with `ncu --query-metrics`

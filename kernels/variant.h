@@ -93,6 +93,9 @@ struct Variant {
   Precondition can_implement;                        // empty: any legal shape
   std::function<LaunchPlan(const GemmShape&)> plan;  // cuda_kernel only
   std::function<void(const Operands&, cudaStream_t)> run;
+  // What the variant chose for a shape on its own (a library's autotuned algorithm), as a JSON
+  // object for the results; empty function or "" when there is nothing to say.
+  std::function<std::string(const GemmShape&)> choice;
 
   std::string name() const { return params.empty() ? family : family + "/" + params; }
   bool has_tag(const std::string& tag) const {

@@ -80,6 +80,11 @@ class VariantBuilder {
     v_.run = std::move(run);
     return *this;
   }
+  // What it chose for a shape (see Variant::choice).
+  VariantBuilder& choice(std::function<std::string(const GemmShape&)> describe) {
+    v_.choice = std::move(describe);
+    return *this;
+  }
   // Elements of C per thread; 0: M*N over the threads launched.
   VariantBuilder& outputs_per_thread(double n) {
     v_.outputs_per_thread = n;

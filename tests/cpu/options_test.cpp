@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "options.h"
+#include "shape_suites.h"
 
 namespace gemm {
 namespace {
@@ -42,6 +43,38 @@ TEST(Options, BadValuesAreOneLineErrors) {
       EXPECT_FALSE(what.empty());
       EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     }
+  }
+}
+
+TEST(Options, SuitesAddTheirShapes) {
+  const Options large_k = parse({"--suite=large_k"});
+  ASSERT_EQ(large_k.shapes.size(), 2u);
+  EXPECT_EQ(large_k.shapes[0].k, 65536);
+  const Options both = parse({"--sizes=64", "--suite=large_k,odd"});
+  EXPECT_EQ(both.shapes.front().m, 64) << "--sizes and --suite add up";
+  EXPECT_GT(parse({"--suite=all"}).shapes.size(), parse({"--suite=study"}).shapes.size());
+  for (const char* bad : {"--suite=nope", "--suite=", "--suite=odd,"})
+    EXPECT_THROW(parse({bad}), OptionError) << bad;
+  try {
+    parse({"--suite=nope"});
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("known: squares, decode"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Options, SuitesHoldEachShapeOnceWithItsSource) {
+  const auto all = shapes_of_suite("all");
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (std::size_t j = i + 1; j < all.size(); ++j)
+      EXPECT_FALSE(all[i].m == all[j].m && all[i].n == all[j].n && all[i].k == all[j].k)
+          << all[i].to_string() << " twice";
+  for (const auto& s : suite_shapes()) EXPECT_FALSE(s.source.empty()) << s.shape.to_string();
+  // The study's subset spans every suite.
+  for (const auto& name : suite_names()) {
+    if (name == "study" || name == "all") continue;
+    bool in_study = false;
+    for (const auto& s : suite_shapes()) in_study |= s.suite == name && s.study;
+    EXPECT_TRUE(in_study) << name;
   }
 }
 
