@@ -58,19 +58,20 @@ def parse_aliases(items):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = Settings()  # the defaults live in one place
     parser.add_argument("baseline", help="gemm-bench JSON (--benchmark_out) of the baseline")
     parser.add_argument("candidate", help="gemm-bench JSON of the candidate")
-    parser.add_argument("--min-effect", type=str, default="0.03", help="relative change that matters (0.03)")
-    parser.add_argument("--alpha", type=str, default="0.05", help="significance of the one-sided U test (0.05)")
-    parser.add_argument("--noise-factor", type=str, default="3", help="k: change must exceed k x noise (3)")
-    parser.add_argument("--drift", type=str, default="0.01",
-                        help="between-run drift allowance, relative SD of one run's level (0.01)")
+    parser.add_argument("--min-effect", type=str, default=str(d.min_effect), help=f"relative change that matters ({d.min_effect:g})")
+    parser.add_argument("--alpha", type=str, default=str(d.alpha), help=f"significance of the one-sided U test ({d.alpha:g})")
+    parser.add_argument("--noise-factor", type=str, default=str(d.noise_factor), help=f"k: change must exceed k x noise ({d.noise_factor:g})")
+    parser.add_argument("--drift", type=str, default=str(d.drift),
+                        help=f"between-run drift allowance, relative SD of one run's level ({d.drift:g})")
     parser.add_argument("--statistic", choices=["auto", "cycles", "time"], default="auto",
                         help="auto: cycles where both sides recorded sm_clock_mhz, else time (auto)")
-    parser.add_argument("--count-tolerance", type=str, default="0.001",
-                        help="relative change of an exact count that is flagged (0.001)")
-    parser.add_argument("--counter-effect", type=str, default="0.10",
-                        help="relative change of a noisy counter that is flagged (0.10)")
+    parser.add_argument("--count-tolerance", type=str, default=str(d.count_tolerance),
+                        help=f"relative change of an exact count that is flagged ({d.count_tolerance:g})")
+    parser.add_argument("--counter-effect", type=str, default=str(d.counter_effect),
+                        help=f"relative change of a noisy counter that is flagged ({d.counter_effect:g})")
     parser.add_argument("--strict", action="store_true", help="UNSURE, TOO_FEW and MISSING fail too")
     parser.add_argument("--allow-context-mismatch", action="store_true",
                         help="compare runs from different GPUs, drivers, CUDA versions or clocks")

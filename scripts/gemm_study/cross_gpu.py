@@ -43,6 +43,9 @@ class Gpu:
         # Host-timed rows (the CPU baseline) say nothing about the GPUs.
         kernel = frame[~frame.end_to_end & frame.error.isna() & ~has_tag(frame, TAGS.cpu)]
         self.rows = {r["name"]: r for _, r in kernel.iterrows()}
+        # The time of each row (results.read_rows): the median launch time, or Google
+        # Benchmark's mean real_time in a file written before gemm-bench recorded median_ms.
+        self.time_fields = sorted(set(kernel["time_field"])) if "time_field" in kernel else []
 
     def value(self, *keys):
         return context_value(self.context, *keys)
@@ -81,7 +84,7 @@ def context_table(a, b):
 
 def bound_on(row, gpu):
     """'memory', 'compute' or 'latency': what limits this run on `gpu` (see the module doc)."""
-    seconds = row["median_ms"] / 1e3
+    seconds = row["time_ms"] / 1e3
     try:
         dram = float(row.get("dram_read_bytes")) + float(row.get("dram_write_bytes"))
     except (TypeError, ValueError):
@@ -105,7 +108,7 @@ def expected_speedup(bound, row, a, b):
 
 def explain(row_a, row_b, a, b):
     """One sentence: the measured speedup of B over A and the context difference behind it."""
-    speedup = row_a["median_ms"] / row_b["median_ms"]
+    speedup = row_a["time_ms"] / row_b["time_ms"]
     bound = bound_on(row_a, a)
     expected, what = expected_speedup(bound, row_a, a, b)
     head = (f"{row_a['variant']} ({row_a['precision']}, {row_a['shape']}): {b.name} takes "
@@ -138,8 +141,8 @@ def side_by_side(matched, a, b):
 
     records = []
     for row_a, row_b in matched:
-        record = {"variant": row_a["variant"], "ms A": row_a["median_ms"], "ms B": row_b["median_ms"],
-                  "B speedup": row_a["median_ms"] / row_b["median_ms"],
+        record = {"variant": row_a["variant"], "ms A": row_a["time_ms"], "ms B": row_b["time_ms"],
+                  "B speedup": row_a["time_ms"] / row_b["time_ms"],
                   "bound on A": bound_on(row_a, a)}
         for counter in SIDE_BY_SIDE_COUNTERS:
             if counter in row_a or counter in row_b:
@@ -156,13 +159,13 @@ def summary_sentences(matched, a, b):
         group = [(x, y) for x, y in matched if bound_on(x, a) == bound]
         if not group:
             continue
-        speedups = [x["median_ms"] / y["median_ms"] for x, y in group]
+        speedups = [x["time_ms"] / y["time_ms"] for x, y in group]
         expected, what = expected_speedup(bound, group[0][0], a, b)
         out.append(f"{len(group)} {bound}-bound benchmark(s) on {a.name}: median speedup on {b.name} "
                    f"{float(np.median(speedups)):.2f}x against {what} {number(expected)}x.")
     resident = [(x, y) for x, y in matched if working_set_bytes(x) <= min(a.l2_bytes, b.l2_bytes)]
     if resident:
-        speedups = [x["median_ms"] / y["median_ms"] for x, y in resident]
+        speedups = [x["time_ms"] / y["time_ms"] for x, y in resident]
         out.append(f"{len(resident)} benchmark(s) have A+B+C within both L2s "
                    f"({number(min(a.l2_bytes, b.l2_bytes))} bytes): median speedup "
                    f"{float(np.median(speedups)):.2f}x, where DRAM bandwidth "
@@ -176,7 +179,11 @@ def page(context_a, frame_a, context_b, frame_b, label_a="A", label_b="B"):
     matched = pairs(a, b)
     md = [f"# Cross-GPU: {a.name} (A, `{label_a}`) vs {b.name} (B, `{label_b}`)", "",
           "Same variant, same shape, kernel-only median times. " + __doc__.split("\n\n", 1)[1].replace("\n", " "),
-          "", "## The two contexts", "", context_table(a, b), ""]
+          ""]
+    for gpu, label in ((a, "A"), (b, "B")):
+        if "real_time" in gpu.time_fields:
+            md += [f"Note: {label}'s file has no median_ms: its times are Google Benchmark's mean real_time.", ""]
+    md += ["## The two contexts", "", context_table(a, b), ""]
     if not matched:
         return "\n".join(md + ["No benchmark ran on both GPUs (same variant, precision and shape)."]) + "\n"
     md += ["## What explains the ratios", ""] + [f"- {s}" for s in summary_sentences(matched, a, b)] + [""]

@@ -63,6 +63,11 @@ def explain_step(a, b, context):
     best, best_change = _largest_move(a, b)
     head = (f"{a['family']} {a['params']} -> {b['params']} ({a['precision']}, {a['shape']}): "
             f"{number(a['gflops'])} -> {number(b['gflops'])} GFLOP/s")
+    missing = [row["params"] for row in (a, b) if not any(_finite(row, c) for c in STEP_COUNTERS)]
+    if missing:
+        capped = any(row.get("counters_capped") == 1 for row in (a, b))
+        why = "above the counters cap (gemm-bench --counters-cap)" if capped else "not collected"
+        return head + f"; counters {why} for {' and '.join(missing)}, so no counter explains the step."
     if best is None or best_change < 0.01:
         return head + "; no counter moved by more than 1%."
     x, y = a[best], b[best]

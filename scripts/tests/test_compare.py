@@ -556,3 +556,26 @@ def test_samples_that_break_the_format_are_bad_input(tmp_path, capsys):
     path.write_text(json.dumps(data))
     err = bad(tmp_path, capsys, write_run(tmp_path / "a.json", {SHARED: jitter(1.0)}), path)
     assert "entry 3" in err and "samples: 20 times, 1 clocks" in err
+
+
+def test_the_rank_test_is_one_sided(tmp_path):
+    """4 vs 4 with one pair out of order: one-sided p = 2/70 = 0.029, SLOWER (a two-sided test
+    would give 0.057, UNSURE)."""
+    status, result = pair(tmp_path, {SHARED: [1.0, 1.001, 1.002, 1.05]}, {SHARED: [1.03, 1.10, 1.11, 1.12]})
+    assert row(result)["verdict"] == "SLOWER" and row(result)["p_slower"] == pytest.approx(2 / 70)
+
+
+def test_outliers_do_not_move_the_median(tmp_path):
+    """Two slow repetitions of ten: the medians are equal, SAME (a mean would be 10% slower)."""
+    status, result = pair(tmp_path, {SHARED: jitter(1.0, 0.0005)}, {SHARED: jitter(1.0, 0.0005, n=8, seed=2) + [1.5, 1.5]})
+    assert row(result)["verdict"] == "SAME" and status == 0
+
+
+def test_cycles_use_each_repetitions_clock(tmp_path):
+    """A 5% slowdown in cycles, its repetitions at clocks from 1,700 to 1,980 MHz: each repetition's
+    clock makes its cycles agree, SLOWER; one clock for the run would leave a 16% spread."""
+    clocks = list(np.linspace(1700.0, 1980.0, 10))
+    base = {SHARED: {"times": jitter(1.0), "clocks": [1980.0] * 10}}
+    cand = {SHARED: {"times": [1.05 * 1980.0 / c for c in clocks], "clocks": clocks}}
+    status, result = pair(tmp_path, base, cand)
+    assert row(result)["verdict"] == "SLOWER" and row(result)["change"] == pytest.approx(0.05, abs=0.005)

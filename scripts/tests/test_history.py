@@ -1,25 +1,25 @@
 """history.py: change points over the whole series, on synthetic histories (clocks recorded, 10
 repetitions with 0.2% noise, a little drift per run) and on the committed runs.
 
-Mutations (each must make this module or test_compare.py fail; test_mutations.py applies them one
-at a time to a copy of the tools and runs the tests named after the arrow):
+Mutations (each must make the tests after the arrow fail; test_mutations.py applies them one at a
+time to a copy of the tools and runs those tests, and checks that they pass without it):
   - the 3% floor of the pair rule made 1%: gemm_study/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.01` => test_compare.py -k min_effect_rule
   - the exact-count tolerance made 2%: gemm_study/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
-  - a higher-is-better count read the other way: gemm_study/compare.py: `(metric.better == "lower")` -> `(metric.better != "higher")` => test_compare.py -k higher_is_better
-  - cycles from the run's median clock, not each repetition's: gemm_study/results.py: `return row["time_ms"] * clock if clock else None` -> `return row["time_ms"] * 1980.0 if clock else None` => test_compare.py -k cycles
-  - a two-sided rank test: gemm_study/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k p_value_rule
-  - means instead of medians: gemm_study/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k p_value_rule
-  - fewer than 4 repetitions allowed: gemm_study/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
+  - a higher-is-better count read as lower-is-better: gemm_study/compare.py: `(metric.better == "lower")` -> `(metric.better != "none")` => test_compare.py -k higher_is_better
+  - cycles from the run's median clock, not each repetition's: gemm_study/compare.py: `return bench.cycles if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
+  - a two-sided rank test: gemm_study/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k one_sided
+  - means instead of medians: gemm_study/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k outliers
+  - fewer than 4 repetitions a side allowed: gemm_study/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
   - new and failed passes: gemm_study/compare.py: `            if new.errors:` -> `            if False:` => test_compare.py -k new_and_failed
   - a worse count while faster is a regression again: gemm_study/compare.py: `time_verdict != "FASTER"` -> `True` => test_compare.py -k while_faster
   - guards ignored: gemm_study/compare.py: `if guarded(family, name) or` -> `if` => test_compare.py -k guarded
-  - steps compared with the previous run instead of the last good one: gemm_study/series.py: `    ok = [p for p in points if p.status == "ok" and p.values]
-    if len(ok) < 2:` -> `    ok = [p for p in points if p.values]
-    if len(ok) < 2:` => test_history.py -k gap
-  - no merge of small steps (creep): gemm_study/series.py: `        weakest = min(failing,` -> `        return [(f, t) for f, t in zip(found, tests) if _accepted(t)]
+  - the revisions skipped by a step not named: gemm_study/series.py: `gap = [(p.index, p.status) for p in points if before.index < p.index < after.index]` -> `gap = []` => test_history.py -k missing_revision
+  - a failure hides the steps before it: gemm_study/series.py: `    steps = change_points(points, settings)` -> `    steps = change_points(points[max((i for i, p in enumerate(points) if p.status != "ok"), default=-1) + 1:], settings)` => test_history.py -k failed_revision
+  - no merge of small steps (a creep): gemm_study/series.py: `        weakest = min(failing,` -> `        return [(f, t) for f, t in zip(found, tests) if _accepted(t)]
         weakest = min(failing,` => test_history.py -k creep
-  - the drift term not shared among a segment's runs: gemm_study/compare.py: `settings.drift ** 2 * (1 / runs[0] + 1 / runs[1])` -> `settings.drift ** 2 * 2` => test_history.py -k injected
-  - file order instead of dates: gemm_study/history.py: `    if order_by == "args":` -> `    if True:` => test_history.py -k dates
+  - the drift of a segment's runs not pooled: gemm_study/compare.py: `settings.drift ** 2 * (1 / runs[0] + 1 / runs[1])` -> `settings.drift ** 2 * 2` => test_history.py -k pool_their_drift
+  - file order instead of dates: gemm_study/history.py: `    if order_by == "args":` -> `    if True:` => test_history.py -k dates_not_file_names
+  - spikes not split out: gemm_study/series.py: `found |= {tau} | ({kappa} if kappa < stop else set())` -> `found |= {tau}` => test_history.py -k injected
 """
 import json
 
@@ -132,6 +132,14 @@ def test_injected_steps_of_2_5_and_10_percent_are_found_at_their_revisions_and_n
     assert found(result) == [("tuned", 2, True), ("warptile", 3, True), ("naive_row", 4, True)]
     assert steps(result, TUNED) == [(2, "SLOWER"), (5, "FASTER")]
     assert steps(result, PADDED) == []
+
+
+def test_long_segments_pool_their_drift(tmp_path):
+    """A 1.8% step between four runs and four runs: each side's drift allowance shrinks with its
+    runs (noise 0.4% x sqrt(1/4 + 1/4)), so the 1.5% floor decides and the step is found."""
+    paths = history_of(tmp_path, {TUNED: [1] * 4 + [1.018] * 4, WARP: [1] * 8})
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 1 and found(result) == [("tuned", 4, False)]
 
 
 def test_same_build_reruns_give_no_change_point(tmp_path):

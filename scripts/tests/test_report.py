@@ -80,3 +80,27 @@ def test_several_ncu_exports_of_one_benchmark_are_merged(tmp_path):
                      '"0","k","gemm:gemm.fp32.shared.tile-16.m-512.n-512.k-512","0"\n')
     text = report_script.ncu_agreement(kernel, [counts, cache])
     assert "| gld_sectors |" in text and "| dram_read_bytes |" in text
+
+
+def test_a_step_without_counters_says_so_instead_of_no_counter_moved(tmp_path, recorded):
+    """Above the counters cap the write-ups' kernels have no counters: the step sentence must not
+    claim that no counter moved."""
+    import json
+
+    data = json.loads(recorded.read_text())
+    for entry in data["benchmarks"]:
+        if "/shared/tile:16/" in entry["name"] and "fp32" in entry["name"]:
+            for key in list(entry):
+                if key in ("gld_sectors", "gld_sectors_per_request", "smem_ld_wavefronts_per_request",
+                           "achieved_occupancy", "theoretical_occupancy", "dram_read_bytes", "l2_hit_rate",
+                           "registers_per_thread"):
+                    del entry[key]
+            entry["counters_capped"] = 1
+    path = tmp_path / "capped.json"
+    path.write_text(json.dumps(data))
+    assert report_main([str(path), "--out", str(tmp_path / "out")]) == 0
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert ("shared tile:8 -> tile:16 (fp32, 512x512x512)" in text and
+            "counters above the counters cap (gemm-bench --counters-cap) for tile:16, so no counter explains" in text)
+    sentence = next(line for line in text.splitlines() if "shared tile:8 -> tile:16 (fp32, 512x512x512)" in line)
+    assert "no counter moved" not in sentence

@@ -179,3 +179,21 @@ def test_crosscheck_without_ncu_stops_before_running_gemm_bench(tmp_path, monkey
     status = run_cli(ncu_crosscheck.main, ["--bench", str(bench), "--out", str(tmp_path / "out")])
     assert status == 2 and "ncu (Nsight Compute) not found" in capsys.readouterr().err
     assert not log.exists() and not (tmp_path / "out").exists()
+
+
+def test_cross_gpu_on_a_file_without_median_ms_uses_its_mean_and_says_so(tmp_path):
+    """An older file (real_time only) used to fail with 'unexpected KeyError'."""
+    from cross_gpu import main as cross_main
+
+    a, b = second_gpu(tmp_path)
+    data = json.loads(b.read_text())
+    for entry in data["benchmarks"]:
+        if "median_ms" in entry:
+            entry["real_time"] = entry.pop("median_ms")
+            entry["time_unit"] = "ms"
+    b.write_text(json.dumps(data))
+    out = tmp_path / "cross_gpu.md"
+    assert cross_main([str(a), str(b), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Note: B's file has no median_ms: its times are Google Benchmark's mean real_time." in text
+    assert "naive_col/block:32x32 (fp64, 2048x2048x2048): Imaginary GPU takes 1.50x less time" in text
