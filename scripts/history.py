@@ -30,9 +30,9 @@ from gemm_study.catalogue import load_catalogue  # noqa: E402
 from gemm_study.compare import Settings  # noqa: E402
 from gemm_study.errors import EXIT_OK, EXIT_REGRESSION, InputError, run_cli, writing  # noqa: E402
 from gemm_study.history import build, load_history, write_all  # noqa: E402
+from gemm_study.series import HISTORY_DEFAULTS  # noqa: E402
 
 DEFAULT_COUNTERS = "smem_ld_wavefronts_per_request,gld_sectors_per_request"
-HISTORY_DEFAULTS = {"min_effect": "0.015", "drift": "0.004", "time_drift": "0.01"}
 
 
 def settings_from(args):
@@ -43,13 +43,14 @@ def settings_from(args):
 
 
 def add_rule_options(parser):
-    parser.add_argument("--min-effect", default=HISTORY_DEFAULTS["min_effect"], help="smallest step that counts (0.015)")
+    d = HISTORY_DEFAULTS
+    parser.add_argument("--min-effect", default=str(d["min_effect"]), help=f"smallest step that counts ({d['min_effect']:g})")
     parser.add_argument("--alpha", default="0.05", help="one-sided Mann-Whitney significance (0.05)")
     parser.add_argument("--noise-factor", default="3", help="k: a step must exceed k x noise (3)")
-    parser.add_argument("--drift", default=HISTORY_DEFAULTS["drift"],
-                        help="between-run drift allowance per run, cycles (0.004)")
-    parser.add_argument("--time-drift", default=HISTORY_DEFAULTS["time_drift"],
-                        help="the same for series without clocks, compared in time (0.01)")
+    parser.add_argument("--drift", default=str(d["drift"]),
+                        help=f"between-run drift allowance per run, cycles ({d['drift']:g})")
+    parser.add_argument("--time-drift", default=str(d["time_drift"]),
+                        help=f"the same for series without clocks, compared in time ({d['time_drift']:g})")
     parser.add_argument("--statistic", choices=["auto", "cycles", "time"], default="auto",
                         help="auto: cycles where every revision recorded clocks, else time")
     parser.add_argument("--allow-context-mismatch", action="store_true", help="as compare.py")

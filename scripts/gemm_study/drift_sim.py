@@ -10,7 +10,8 @@ Model of one run of one benchmark (all factors log-normal with the given relativ
 s, the share of the time that scales with the SM clock, is uniform in [sensitivity_low, 1] per
 benchmark (memory-bound work does not scale). residual is run-level drift the clock does not
 explain. Run as: PYTHONPATH=scripts python3 -m gemm_study.drift_sim [RUN.json ...] (with runs of
-one build: their measured drift instead of the simulation).
+one build: their measured drift instead of the simulation); with --history: the history rule on
+the plan of scripts/record_history.sh (HISTORY_PLAN).
 """
 import math
 from dataclasses import dataclass
@@ -113,18 +114,6 @@ def measured_drift(paths):
     return float(np.median(values)), float(np.sqrt(np.mean(values ** 2))), sds[worst], worst
 
 
-if __name__ == "__main__":
-    import sys
-
-    if len(sys.argv) > 1:
-        med, rms, top, name = measured_drift(sys.argv[1:])
-        print(f"between-run drift over {len(sys.argv) - 1} runs: median {med:.2%}, RMS {rms:.2%}, "
-              f"max {top:.2%} ({name})")
-    else:
-        print(f"Model: {Model()}\nRule: {Settings()}\n")
-        print(table())
-
-
 # ----------------------------------------------------------------------------- histories
 
 # The recorded history's plan (scripts/record_history.sh): a build twice, then +2%, +5% and +10%
@@ -177,3 +166,22 @@ def history_table(settings, model=None, trials=300, plan=None):
         r = series_rates(model, levels, settings, trials)
         lines.append(f"| {label} | {r['exact']:.1%} | {r['extra']:.1%} | {r['missed']:.1%} |")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--history"]:  # the history rule's defaults (scripts/history.py) on the recorded plan
+        from .series import HISTORY_DEFAULTS
+
+        history_settings = Settings(**HISTORY_DEFAULTS)
+        print(f"Rule: {history_settings}\n\nModel: {Model()}\n\n{history_table(history_settings)}\n")
+        compute_bound = Model(sensitivity_low=0.95)
+        print(f"Model: {compute_bound}\n\n{history_table(history_settings, compute_bound)}")
+    elif len(sys.argv) > 1:
+        med, rms, top, name = measured_drift(sys.argv[1:])
+        print(f"between-run drift over {len(sys.argv) - 1} runs: median {med:.2%}, RMS {rms:.2%}, "
+              f"max {top:.2%} ({name})")
+    else:
+        print(f"Model: {Model()}\nRule: {Settings()}\n")
+        print(table())

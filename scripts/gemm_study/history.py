@@ -165,17 +165,21 @@ def _entry(name, family, statistic, r, labels):
              "open": r["recovered"] is None, "statistic": statistic}
     if r["kind"] == "time":
         first = r["steps"][0]
+        guarded = [c["counter"] for c in r.get("counter_regressions", [])]
         entry.update(change=r["change"], worst=r["worst"], step=first["change"], threshold=first["threshold"],
                      steps=[f"{labels[s['revision']]} {s['verdict']} {s['change']:+.1%}" for s in r["steps"]],
-                     counters=_counter_text(first.get("counters", {})))
+                     counters=_counter_text(first.get("counters", {}), guarded), counter_regressions=guarded)
         entry["what"] = (f"{statistic} {first['change']:+.1%} at {labels[r['first']]}"
-                         + (f", {r['change']:+.1%} now" if len(r["steps"]) > 1 else ""))
+                         + (f", {r['change']:+.1%} now" if len(r["steps"]) > 1 else "")
+                         + (f"; worse counts: {', '.join(guarded)}" if guarded else ""))
     elif r["kind"] == "failed":
-        entry.update(what=f"FAILED: {r['error']}", counters="")
+        entry.update(what=f"FAILED: {r['error']}", counters="", counter_regressions=[])
     else:
-        change = r["change"]
-        entry.update(what=f"{r['counter']} {change['verdict']} ({significant(change['base'])} -> "
-                          f"{significant(change['cand'])})", counters=r["counter"])
+        names = [c["counter"] for c in r["counters"]]
+        entry.update(what="worse counts at the same time: " + ", ".join(
+            f"{c['counter']} {c['change']['verdict']} ({significant(c['change']['base'])} -> "
+            f"{significant(c['change']['cand'])})" for c in r["counters"]), counters=", ".join(names),
+            counter_regressions=names)
     entry["ncu"] = NCU_COMMAND.format(revision=_revision_of(labels[r["first"]]), benchmark=benchmark)
     return entry
 
@@ -186,8 +190,9 @@ def _revision_of(label):
     return match.group(0) if match else label
 
 
-def _counter_text(changes):
+def _counter_text(changes, regressions=()):
     return ", ".join(f"{k} {v['verdict']} ({significant(v['base'])} -> {significant(v['cand'])})"
+                     + (" [regression]" if k in regressions else "")
                      for k, v in changes.items() if v["verdict"] != "MISSING")
 
 

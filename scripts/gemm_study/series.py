@@ -31,6 +31,11 @@ import numpy as np
 from .catalogue import load_catalogue
 from .compare import counter_changes, counter_regressions, verdict
 
+# The history's defaults (scripts/history.py): a step of 1.5% counts where the noise allows it,
+# with a drift allowance of 0.4% per run in cycles (1% for series in time, without clocks).
+# drift_sim --history shows what they find on the recorded plan; docs/regression.md says why.
+HISTORY_DEFAULTS = {"min_effect": 0.015, "drift": 0.004, "time_drift": 0.01}
+
 
 @dataclass
 class Point:
@@ -160,8 +165,28 @@ def events(points, family, settings, catalogue=None):
                 counter_events.append({"revision": after.index, "last_good": before.index, "counter": name,
                                        "change": change, "time": time, "regression": name in flagged})
     regressions = _time_regressions(steps, settings) + _failures(points)
-    regressions += _counter_regressions(counter_events, settings)
+    regressions += _grouped(_counter_regressions(counter_events, settings), regressions)
     return steps, counter_events, sorted(regressions, key=lambda r: (r["first"], r["kind"]))
+
+
+def _grouped(counter_regressions, others):
+    """Counter regressions that open at the revision where the time regression opens join it
+    (its `counter_regressions`); those opening together otherwise become one entry."""
+    time_at = {r["first"]: r for r in others if r["kind"] == "time"}
+    out, at = [], {}
+    for r in counter_regressions:
+        owner = time_at.get(r["first"])
+        if owner is not None:
+            owner.setdefault("counter_regressions", []).append(r)
+        elif r["first"] in at:
+            at[r["first"]]["counters"].append(r)
+        else:
+            at[r["first"]] = dict(r, counters=[r])
+            out.append(at[r["first"]])
+    for entry in out:  # recovered when every counter of it has
+        entry["recovered"] = None if any(c["recovered"] is None for c in entry["counters"]) else \
+            max(c["recovered"] for c in entry["counters"])
+    return out
 
 
 def _time_regressions(steps, settings):

@@ -65,9 +65,9 @@ def test_the_recorded_history_plan_finds_each_injected_step_and_no_other():
     misses are the model's memory-bound share of the time (clock drift the cycles do not
     remove); the recorded set is compute-bound (sensitivity near 1), where it is found nearly always."""
     from gemm_study.drift_sim import HISTORY_PLAN, series_rates
-    from history import HISTORY_DEFAULTS
+    from gemm_study.series import HISTORY_DEFAULTS
 
-    settings = Settings(min_effect=float(HISTORY_DEFAULTS["min_effect"]), drift=float(HISTORY_DEFAULTS["drift"]))
+    settings = Settings(**HISTORY_DEFAULTS)
     rates = {label: series_rates(Model(), levels, settings, trials=100) for label, levels in HISTORY_PLAN.items()}
     assert rates["plus 5%"]["exact"] == rates["plus 10%"]["exact"] == rates["unchanged"]["exact"] == 1.0
     assert rates["plus 2%"]["exact"] >= 0.85 and rates["plus 2%"]["extra"] <= 0.03

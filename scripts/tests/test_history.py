@@ -234,14 +234,15 @@ def test_real_runs_without_clocks_are_compared_in_time_and_say_so(tmp_path):
 
 def test_the_committed_h100_history_finds_the_unpadded_layout_and_calls_the_fix_no_regression(tmp_path):
     """Three H100 runs: 4d3e, 50cbe with the unpadded layout put back, 50cbe. By run date the
-    unpadded build ran last: its three shared_col_padded slowdowns are open regressions (with the
-    guarded wavefronts per request), and nothing else is."""
+    unpadded build ran last: its three FP32 shared_col_padded slowdowns are the open regressions,
+    each with the guarded wavefronts per request among its worse counts, and nothing else is."""
     folder = DATA.parents[2] / "reports" / "h100-80gb-hbm3" / "regression" / "history"
     status, result, _ = history(tmp_path, folder)
     assert result["runs"][-1]["label"] == "50cbe9466b08+unpadded"
-    families = {(e["family"], e["kind"]) for e in result["regressions"]}
-    assert families == {("shared_col_padded", "time"), ("shared_col_padded", "counter")} and status == 1
+    assert [(e["benchmark"].split("/")[3], e["kind"]) for e in result["regressions"]] == \
+        [("tile:16", "time"), ("tile:32", "time"), ("tile:8", "time")] and status == 1
     assert {e["first_revision"] for e in result["regressions"]} == {"50cbe9466b08+unpadded"}
+    assert all("smem_ld_wavefronts_per_request" in e["counter_regressions"] for e in result["regressions"])
 
 
 # ----------------------------------------------------------------------------- bad input
