@@ -109,11 +109,17 @@ struct TypeTag {
 };
 
 // Calls fn(TypeTag<T>{}) for T = float then double: families register both precisions.
-// (Tags rather than template lambdas keep the kernels C++17, which every nvcc accepts.)
 template <typename Fn>
 void for_each_precision(Fn&& fn) {
   fn(TypeTag<float>{});
   fn(TypeTag<double>{});
+}
+
+// Calls fn.template operator()<C>() for each configuration C, in order: a family's table of named
+// configurations, each instantiated at compile time ([&]<Config C>() { ... }).
+template <auto... CONFIGS, typename Fn>
+void for_each_config(Fn&& fn) {
+  (fn.template operator()<CONFIGS>(), ...);
 }
 
 // The compile-time tile sizes the study sweeps: fn(std::integral_constant<int, TILE>{}) each.

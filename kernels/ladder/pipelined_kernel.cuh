@@ -194,9 +194,10 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
       for (int e = 0; e < V; ++e) frag_b[buf][j * V + e] = vec_at(b, e);
     }
   };
-  auto next_stage = [](int stage) {
-    return stage + L::STAGE == STAGES * L::STAGE ? 0 : stage + L::STAGE;
-  };
+  // Where k-tiles sit in the ring of stages, and their barrier phases (MBAR). The barrier pipeline
+  // needs only the stages' offsets: its state counts in elements.
+  using State = PipelineState<STAGES, MBAR ? 1 : L::STAGE>;
+  auto offset = [](const State& s) { return MBAR ? s.index * L::STAGE : s.index; };
 
   // MBAR: landed[s] completes when every thread's copies into stage s have arrived (each thread's
   // cp.async arrive-on counts once), free[s] when every thread has read it.
@@ -211,20 +212,20 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
     __syncthreads();
   }
   // After the copies of a k-tile: close its group (barrier), or arrive on its stage's `landed`.
-  auto copies_issued = [&](int stage_index) {
+  auto copies_issued = [&](const State& s) {
     if constexpr (MBAR) {
-      cp_async_mbar_arrive(landed + stage_index);
+      cp_async_mbar_arrive(landed + s.index);
     } else {
       cp_async_commit();
     }
   };
-  // Waits until k-tile kt, in stage kt % STAGES, has landed for every thread.
-  auto wait_landed = [&](int kt) {
+  // Waits until the k-tile of `s` has landed for every thread.
+  auto wait_landed = [&](const State& s) {
     if constexpr (MBAR) {
-      mbar_wait(landed + kt % STAGES, (kt / STAGES) & 1);
+      mbar_wait(landed + s.index, s.phase);
     } else {
-      cp_async_wait<STAGES - 2>();  // this thread's copies of k-tile kt...
-      __syncthreads();              // ...and every thread's; nobody reads k-tile kt - 1 again
+      cp_async_wait<STAGES - 2>();  // this thread's copies of the k-tile...
+      __syncthreads();              // ...and every thread's; nobody reads the one before again
     }
   };
 
@@ -232,32 +233,33 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   // uniform), the first one landed, and its first fragments loaded.
 #pragma unroll
   for (int s = 0; s < LEAD; ++s) {
-    load_tile(s * L::STAGE, s);
-    copies_issued(s);
+    load_tile(offset(State::at(s)), s);
+    copies_issued(State::at(s));
   }
-  wait_landed(0);
+  wait_landed(State{});
   load_fragments(0, 0, 0);
 
-  int read_stage = 0;                 // k-tile kt
-  int write_stage = LEAD * L::STAGE;  // k-tile kt + LEAD: where kt - 1 (barrier) or kt - 2 was
+  State read;                       // k-tile kt
+  State write = State::at(LEAD);    // k-tile kt + LEAD: where kt - 1 (barrier) or kt - 2 was
   for (int kt = 0; kt < k_tiles; ++kt) {
     // Barrier: every thread's last reads of k-tile kt - 1 came before the previous barrier.
-    // MBAR: wait for every thread's reads of k-tile kt - 2, the stage's previous tile.
+    // MBAR: wait for every thread's reads of k-tile kt - 2, the stage's previous tile (the
+    // stage's phase before write's).
     if constexpr (MBAR) {
-      if (kt >= 2) mbar_wait(freed + (kt - 2) % STAGES, ((kt - 2) / STAGES) & 1);
+      if (kt >= 2) mbar_wait(freed + write.index, write.phase ^ 1u);
     }
-    load_tile(write_stage, kt + LEAD);
-    copies_issued((kt + LEAD) % STAGES);
-    const int following_stage = next_stage(read_stage);
+    load_tile(offset(write), kt + LEAD);
+    copies_issued(write);
+    const State following = read.next();
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       if (k + 1 < BK) {
-        load_fragments((k + 1) % 2, read_stage, k + 1);
+        load_fragments((k + 1) % 2, offset(read), k + 1);
       } else {
-        wait_landed(kt + 1);
-        load_fragments(0, following_stage, 0);
+        wait_landed(following);
+        load_fragments(0, offset(following), 0);
         // This thread's reads of k-tile kt are issued (the arrive orders them before it).
-        if constexpr (MBAR) mbar_arrive(freed + kt % STAGES);
+        if constexpr (MBAR) mbar_arrive(freed + read.index);
       }
 #pragma unroll
       for (int i = 0; i < TM; ++i)
@@ -267,8 +269,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
           acc[i][j] += frag_a[k % 2][i] * frag_b[k % 2][j];
         }
     }
-    write_stage = MBAR ? next_stage(write_stage) : read_stage;
-    read_stage = following_stage;
+    write = MBAR ? write.next() : read;  // barrier: k-tile kt's stage, read by now by everyone
+    read = following;
   }
   cp_async_wait_all();  // no copy may still be writing shared memory when the block exits
   // The epilogue's coordinates are computed again rather than held in registers across the loop

@@ -19,73 +19,37 @@
 //
 // Tails: every copy is predicated (zero-filled outside the matrix), every store bounds-checked.
 // The 16-byte copy needs K and N even; otherwise the same kernel with 8-byte copies runs.
+#include "mma_mainloop.cuh"
 #include "tensor_ptx.cuh"
-#include "tensor_variant.cuh"
 
 namespace gemm {
 namespace {
 
 using namespace gemm::tensor;
 
-template <int BM, int BN, int WM, int WN, int STAGES, int VEC>
-struct Fp64Tile {
-  static constexpr int BK = 16;  // 128-byte rows of A: the swizzle below assumes it
-  static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
-  static constexpr int THREADS = WARPS_M * WARPS_N * 32;
-  static constexpr int MT = WM / 8;   // m8 tiles per warp
-  static constexpr int NQ = WN / 16;  // pairs of n8 tiles per warp
-  static constexpr std::size_t A_STAGE = std::size_t(BM) * BK;  // doubles
-  static constexpr std::size_t B_STAGE = std::size_t(BK) * BN;
-  static constexpr std::size_t SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * sizeof(double);
-  static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the block");
-  static_assert(WM % 8 == 0 && WN % 16 == 0, "warp tile: m8 tiles, pairs of n8 tiles");
-  static_assert(BN % 16 == 0, "the B swizzle permutes within 16-double groups");
-  static_assert(VEC == 1 || VEC == 2, "8- or 16-byte copies");
-  static_assert(STAGES >= 2, "a pipeline has at least two stages");
-  static_assert(THREADS <= 1024, "too many warps");
+// The stage layout (mma_mainloop.cuh) with the swizzles described above.
+template <MmaSyncConfig C, int VEC>
+struct Fp64Tile : MmaSyncStages<double, C, VEC> {
+  static constexpr int MT = C.wm / 8;   // m8 tiles per warp
+  static constexpr int NQ = C.wn / 16;  // pairs of n8 tiles per warp
+  static_assert(C.bk == 16, "128-byte rows of A: the A swizzle assumes them");
+  static_assert(C.wm % 8 == 0 && C.wn % 16 == 0, "warp tile: m8 tiles, pairs of n8 tiles");
+  static_assert(C.bn % 16 == 0, "the B swizzle permutes within 16-double groups");
 
   // Element offsets inside a stage, swizzled as explained at the top.
-  __device__ static int a_offset(int row, int k) { return row * BK + (k ^ ((row & 1) << 3)); }
-  __device__ static int b_offset(int k, int n) { return k * BN + (n ^ (((k >> 1) & 3) << 2)); }
+  __device__ static int a_offset(int row, int k) { return row * C.bk + (k ^ ((row & 1) << 3)); }
+  __device__ static int b_offset(int k, int n) { return k * C.bn + (n ^ (((k >> 1) & 3) << 2)); }
 };
 
-template <int BM, int BN, int WM, int WN, int STAGES, int VEC>
-__global__ void __launch_bounds__(Fp64Tile<BM, BN, WM, WN, STAGES, VEC>::THREADS, 1)
+// P: the Fp64Tile of a configuration (kernels take their configuration as a type).
+template <typename P>
+__global__ void __launch_bounds__(P::THREADS, P::CONFIG.min_blocks)
     mma_fp64_kernel(const double* A, const double* B, double* C, int M, int N, int K) {
-  using P = Fp64Tile<BM, BN, WM, WN, STAGES, VEC>;
-  constexpr int BK = P::BK;
-  static_assert(P::SMEM_BYTES <= 227 * 1024, "the stages fit the opt-in shared memory of sm_90");
+  constexpr MmaSyncConfig CFG = P::CONFIG;
+  constexpr int VEC = P::VEC;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  double* As = reinterpret_cast<double*>(smem_raw);
-  double* Bs = As + STAGES * P::A_STAGE;
-
-  const int tid = threadIdx.x;
-  const int warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4;
-  const int wm0 = (warp / P::WARPS_N) * WM;
-  const int wn0 = (warp % P::WARPS_N) * WN;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-  const int k_tiles = (K + BK - 1) / BK;
-
-  auto load_stage = [&](int stage, int kt) {
-    const int k0 = kt * BK;
-    double* as = As + stage * P::A_STAGE;
-    double* bs = Bs + stage * P::B_STAGE;
-#pragma unroll
-    for (int c = tid; c < BM * BK / VEC; c += P::THREADS) {
-      const int r = c / (BK / VEC), kc = (c % (BK / VEC)) * VEC;
-      const int gr = m0 + r, gk = k0 + kc;
-      const bool ok = gr < M && gk < K;  // K % VEC == 0: a chunk is wholly in or out
-      cp_async<VEC * 8>(as + P::a_offset(r, kc), ok ? A + std::size_t(gr) * K + gk : A, ok);
-    }
-#pragma unroll
-    for (int c = tid; c < BK * BN / VEC; c += P::THREADS) {
-      const int kr = c / (BN / VEC), nc = (c % (BN / VEC)) * VEC;
-      const int gk = k0 + kr, gn = n0 + nc;
-      const bool ok = gk < K && gn < N;
-      cp_async<VEC * 8>(bs + P::b_offset(kr, nc), ok ? B + std::size_t(gk) * N + gn : B, ok);
-    }
-  };
+  const MmaSyncThread<CFG> th;
+  const int g = th.g, t = th.t, wm0 = th.wm0, wn0 = th.wn0;
 
   double acc[P::MT][2 * P::NQ][2];
 #pragma unroll
@@ -93,23 +57,9 @@ __global__ void __launch_bounds__(Fp64Tile<BM, BN, WM, WN, STAGES, VEC>::THREADS
 #pragma unroll
     for (int j = 0; j < 2 * P::NQ; ++j) acc[i][j][0] = acc[i][j][1] = 0.0;
 
+  auto k_tile = [&](const double* as, const double* bs) {
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    cp_async_commit();
-  }
-
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<STAGES - 2>();  // k-tile kt has landed (for this thread's copies) ...
-    __syncthreads();              // ... and for everyone's; stage kt-1 is free again
-    const int next = kt + STAGES - 1;
-    if (next < k_tiles) load_stage(next % STAGES, next);
-    cp_async_commit();  // always, so that the group count stays in step with kt
-
-    const double* as = As + (kt % STAGES) * P::A_STAGE;
-    const double* bs = Bs + (kt % STAGES) * P::B_STAGE;
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) {
+    for (int kk = 0; kk < CFG.bk / 8; ++kk) {
       double2 a[P::MT];
 #pragma unroll
       for (int i = 0; i < P::MT; ++i) {
@@ -134,18 +84,19 @@ __global__ void __launch_bounds__(Fp64Tile<BM, BN, WM, WN, STAGES, VEC>::THREADS
         }
       }
     }
-  }
-  cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+  };
+  mma_sync_mainloop<P>(A, B, M, N, K, th.m0, th.n0, 0, (K + CFG.bk - 1) / CFG.bk,
+                       reinterpret_cast<double*>(smem_raw), k_tile);
 
   // Lane (g, t) holds, per m8 tile i and tile pair q, row g and the 4 consecutive columns
   // 16q + 4t .. +3 (the n interleaving above).
 #pragma unroll
   for (int i = 0; i < P::MT; ++i) {
-    const int row = m0 + wm0 + 8 * i + g;
+    const int row = th.m0 + th.wm0 + 8 * i + th.g;
     if (row >= M) continue;
 #pragma unroll
     for (int q = 0; q < P::NQ; ++q) {
-      const int col = n0 + wn0 + 16 * q + 4 * t;
+      const int col = th.n0 + th.wn0 + 16 * q + 4 * th.t;
       const double v[4] = {acc[i][2 * q][0], acc[i][2 * q + 1][0], acc[i][2 * q][1],
                            acc[i][2 * q + 1][1]};
       double* dst = C + std::size_t(row) * N + col;
@@ -161,15 +112,10 @@ __global__ void __launch_bounds__(Fp64Tile<BM, BN, WM, WN, STAGES, VEC>::THREADS
   }
 }
 
-template <int BM, int BN, int WM, int WN, int STAGES>
-void add_config(std::vector<Variant>& out, Role role) {
-  using P = Fp64Tile<BM, BN, WM, WN, STAGES, 2>;
-  out.push_back(shape_dispatch_variant<double>(
-      "mma_fp64",
-      {{"bm", BM}, {"bn", BN}, {"bk", P::BK}, {"wm", WM}, {"wn", WN}, {"stages", STAGES}}, BM,
-      BN, P::THREADS, P::SMEM_BYTES, mma_fp64_kernel<BM, BN, WM, WN, STAGES, 2>,
-      mma_fp64_kernel<BM, BN, WM, WN, STAGES, 1>)
-                    .role(role)
+template <MmaSyncConfig C>
+void add_config(std::vector<Variant>& out) {
+  out.push_back(mma_sync_variant<double, C>("mma_fp64", mma_fp64_kernel<Fp64Tile<C, 2>>,
+                                            mma_fp64_kernel<Fp64Tile<C, 1>>)
                     .note("16-byte cp.async when K and N are even, 8-byte copies otherwise")
                     .build());
 }
@@ -177,11 +123,13 @@ void add_config(std::vector<Variant>& out, Role role) {
 }  // namespace
 
 void add_mma_fp64_variants(std::vector<Variant>& out) {
-  add_config<128, 128, 64, 32, 4>(out, Role::representative);
-  add_config<128, 128, 32, 64, 4>(out, Role::sweep);
-  add_config<128, 128, 64, 32, 3>(out, Role::sweep);
-  add_config<64, 128, 32, 32, 4>(out, Role::sweep);
-  add_config<128, 64, 32, 32, 4>(out, Role::sweep);
+  for_each_config<MmaSyncConfig{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32, .stages = 4,
+                                .role = Role::representative},
+                  MmaSyncConfig{.bm = 128, .bn = 128, .bk = 16, .wm = 32, .wn = 64, .stages = 4},
+                  MmaSyncConfig{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32, .stages = 3},
+                  MmaSyncConfig{.bm = 64, .bn = 128, .bk = 16, .wm = 32, .wn = 32, .stages = 4},
+                  MmaSyncConfig{.bm = 128, .bn = 64, .bk = 16, .wm = 32, .wn = 32, .stages = 4}>(
+      [&]<MmaSyncConfig C>() { add_config<C>(out); });
 }
 
 }  // namespace gemm

@@ -20,10 +20,26 @@ namespace {
 
 using namespace gemm::tensor;
 
-template <int BM, int BN, int BK, int WM, int WN>
+// One configuration: the block's tile of C (bm x bn) and k-tile (bk), each warp's tile (wm x wn).
+struct Tf32Config {
+  int bm;
+  int bn;
+  int bk;
+  int wm;
+  int wn;
+  Role role = Role::sweep;
+
+  constexpr int threads() const { return (bm / wm) * (bn / wn) * 32; }
+  std::vector<Param> params() const {
+    return {{"bm", bm}, {"bn", bn}, {"bk", bk}, {"wm", wm}, {"wn", wn}};
+  }
+};
+
+template <Tf32Config C>
 struct Tf32Tile {
-  static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
-  static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+  static constexpr int BM = C.bm, BN = C.bn, BK = C.bk, WM = C.wm, WN = C.wn;
+  static constexpr int WARPS_N = BN / WN;
+  static constexpr int THREADS = C.threads();
   static constexpr int MT = WM / 16, NT = WN / 8;
   static constexpr int A_PITCH = BK + 4, B_PITCH = BN + 8;  // words, see the bank analysis
   static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the block");
@@ -35,10 +51,11 @@ struct Tf32Tile {
       (std::size_t(BM) * A_PITCH + std::size_t(BK) * B_PITCH) * sizeof(float);
 };
 
-template <int BM, int BN, int BK, int WM, int WN>
-__global__ void __launch_bounds__(Tf32Tile<BM, BN, BK, WM, WN>::THREADS)
+// P: the Tf32Tile of a configuration (kernels take their configuration as a type).
+template <typename P>
+__global__ void __launch_bounds__(P::THREADS)
     mma_tf32_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
-  using P = Tf32Tile<BM, BN, BK, WM, WN>;
+  constexpr int BM = P::BM, BN = P::BN, BK = P::BK, WM = P::WM, WN = P::WN;
   __shared__ std::uint32_t As[BM][P::A_PITCH];
   __shared__ std::uint32_t Bs[BK][P::B_PITCH];
 
@@ -106,17 +123,17 @@ __global__ void __launch_bounds__(Tf32Tile<BM, BN, BK, WM, WN>::THREADS)
       }
 }
 
-template <int BM, int BN, int BK, int WM, int WN>
-void add_config(std::vector<Variant>& out, Role role) {
-  using P = Tf32Tile<BM, BN, BK, WM, WN>;
+template <Tf32Config C>
+void add_config(std::vector<Variant>& out) {
+  using P = Tf32Tile<C>;
   out.push_back(
       VariantBuilder::of<float>("mma_tf32")
-          .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"wm", WM}, {"wn", WN}})
+          .params(C.params())
           .compute(Compute::tf32)
-          .launch(kernel_launch<float>(block_tile_plan(BM, BN, P::THREADS, 0, P::SMEM_BYTES),
-                                       mma_tf32_kernel<BM, BN, BK, WM, WN>))
-          .outputs_per_thread(double(BM) * BN / P::THREADS)
-          .role(role)
+          .launch(kernel_launch<float>(block_tile_plan(C.bm, C.bn, P::THREADS, 0, P::SMEM_BYTES),
+                                       mma_tf32_kernel<P>))
+          .outputs_per_thread(double(C.bm) * C.bn / P::THREADS)
+          .role(C.role)
           .note("any shape; inputs rounded to TF32 (cvt.rna) once, at the shared-memory store")
           .build());
 }
@@ -124,9 +141,11 @@ void add_config(std::vector<Variant>& out, Role role) {
 }  // namespace
 
 void add_mma_tf32_variants(std::vector<Variant>& out) {
-  add_config<128, 128, 16, 64, 32>(out, Role::representative);
-  add_config<128, 128, 32, 64, 32>(out, Role::sweep);
-  add_config<64, 64, 16, 32, 32>(out, Role::sweep);
+  for_each_config<Tf32Config{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32,
+                             .role = Role::representative},
+                  Tf32Config{.bm = 128, .bn = 128, .bk = 32, .wm = 64, .wn = 32},
+                  Tf32Config{.bm = 64, .bn = 64, .bk = 16, .wm = 32, .wn = 32}>(
+      [&]<Tf32Config C>() { add_config<C>(out); });
 }
 
 }  // namespace gemm

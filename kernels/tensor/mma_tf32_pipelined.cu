@@ -20,70 +20,35 @@
 //
 // Tails: copies are predicated with zero fill, stores bounds-checked. 16-byte copies need K and N
 // multiples of 4; otherwise the same kernel with 4-byte copies runs (any shape).
+#include "mma_mainloop.cuh"
 #include "tensor_ptx.cuh"
-#include "tensor_variant.cuh"
 
 namespace gemm {
 namespace {
 
 using namespace gemm::tensor;
 
-template <int BM, int BN, int WM, int WN, int STAGES, int VEC>
-struct PipeTile {
-  static constexpr int BK = 32;
-  static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
-  static constexpr int THREADS = WARPS_M * WARPS_N * 32;
-  static constexpr int MT = WM / 16;  // m16 tiles per warp
-  static constexpr int NQ = WN / 32;  // groups of 4 n8 tiles per warp
-  static constexpr std::size_t A_STAGE = std::size_t(BM) * BK;  // floats
-  static constexpr std::size_t B_STAGE = std::size_t(BK) * BN;
-  static constexpr std::size_t SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * sizeof(float);
-  static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the block");
-  static_assert(WM % 16 == 0 && WN % 32 == 0, "warp tile: m16 tiles, groups of 4 n8 tiles");
-  static_assert(VEC == 1 || VEC == 4, "4- or 16-byte copies");
-  static_assert(STAGES >= 2, "a pipeline has at least two stages");
+// The stage layout (mma_mainloop.cuh) with the swizzles described above.
+template <MmaSyncConfig C, int VEC>
+struct PipeTile : MmaSyncStages<float, C, VEC> {
+  static constexpr int MT = C.wm / 16;  // m16 tiles per warp
+  static constexpr int NQ = C.wn / 32;  // groups of 4 n8 tiles per warp
+  static_assert(C.bk == 32, "the A swizzle assumes 128-byte rows of A");
+  static_assert(C.wm % 16 == 0 && C.wn % 32 == 0, "warp tile: m16 tiles, groups of 4 n8 tiles");
 
-  __device__ static int a_offset(int row, int k) { return row * BK + (k ^ ((row & 7) << 2)); }
-  __device__ static int b_offset(int k, int n) { return k * BN + (n ^ ((k & 3) << 3)); }
+  __device__ static int a_offset(int row, int k) { return row * C.bk + (k ^ ((row & 7) << 2)); }
+  __device__ static int b_offset(int k, int n) { return k * C.bn + (n ^ ((k & 3) << 3)); }
 };
 
-template <int BM, int BN, int WM, int WN, int STAGES, int VEC, int MIN_BLOCKS>
-__global__ void __launch_bounds__(PipeTile<BM, BN, WM, WN, STAGES, VEC>::THREADS, MIN_BLOCKS)
+// P: the PipeTile of a configuration (kernels take their configuration as a type).
+template <typename P>
+__global__ void __launch_bounds__(P::THREADS, P::CONFIG.min_blocks)
     mma_tf32_pipelined_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
-  using P = PipeTile<BM, BN, WM, WN, STAGES, VEC>;
-  constexpr int BK = P::BK;
-  static_assert(P::SMEM_BYTES <= 227 * 1024, "the stages fit the opt-in shared memory of sm_90");
+  constexpr MmaSyncConfig CFG = P::CONFIG;
+  constexpr int VEC = P::VEC;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  float* As = reinterpret_cast<float*>(smem_raw);
-  float* Bs = As + STAGES * P::A_STAGE;
-
-  const int tid = threadIdx.x;
-  const int warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4;
-  const int wm0 = (warp / P::WARPS_N) * WM;
-  const int wn0 = (warp % P::WARPS_N) * WN;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-  const int k_tiles = (K + BK - 1) / BK;
-
-  auto load_stage = [&](int stage, int kt) {
-    const int k0 = kt * BK;
-    float* as = As + stage * P::A_STAGE;
-    float* bs = Bs + stage * P::B_STAGE;
-#pragma unroll
-    for (int c = tid; c < BM * BK / VEC; c += P::THREADS) {
-      const int r = c / (BK / VEC), kc = (c % (BK / VEC)) * VEC;
-      const int gr = m0 + r, gk = k0 + kc;
-      const bool ok = gr < M && gk < K;  // K % VEC == 0: a chunk is wholly in or out
-      cp_async<VEC * 4>(as + P::a_offset(r, kc), ok ? A + std::size_t(gr) * K + gk : A, ok);
-    }
-#pragma unroll
-    for (int c = tid; c < BK * BN / VEC; c += P::THREADS) {
-      const int kr = c / (BN / VEC), nc = (c % (BN / VEC)) * VEC;
-      const int gk = k0 + kr, gn = n0 + nc;
-      const bool ok = gk < K && gn < N;
-      cp_async<VEC * 4>(bs + P::b_offset(kr, nc), ok ? B + std::size_t(gk) * N + gn : B, ok);
-    }
-  };
+  const MmaSyncThread<CFG> th;
+  const int lane = threadIdx.x % 32, g = th.g, t = th.t, wm0 = th.wm0, wn0 = th.wn0;
 
   float acc[P::MT][4 * P::NQ][4];
 #pragma unroll
@@ -93,28 +58,14 @@ __global__ void __launch_bounds__(PipeTile<BM, BN, WM, WN, STAGES, VEC>::THREADS
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    cp_async_commit();
-  }
-
   // ldmatrix row address of this lane within an m16 x k8 block: lanes 8j..8j+7 address block j
   // (j = 0: rows 0-7, k 0-3; 1: rows 8-15, k 0-3; 2: rows 0-7, k 4-7; 3: rows 8-15, k 4-7).
   const int ld_row = (lane & 7) + ((lane >> 3) & 1) * 8;
   const int ld_k = (lane >> 4) * 4;
 
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    const int next = kt + STAGES - 1;
-    if (next < k_tiles) load_stage(next % STAGES, next);
-    cp_async_commit();
-
-    const float* as = As + (kt % STAGES) * P::A_STAGE;
-    const float* bs = Bs + (kt % STAGES) * P::B_STAGE;
+  auto k_tile = [&](const float* as, const float* bs) {
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 8) {
+    for (int kk = 0; kk < CFG.bk; kk += 8) {
       std::uint32_t a[P::MT][4];
 #pragma unroll
       for (int i = 0; i < P::MT; ++i)
@@ -136,8 +87,9 @@ __global__ void __launch_bounds__(PipeTile<BM, BN, WM, WN, STAGES, VEC>::THREADS
           for (int jj = 0; jj < 4; ++jj) mma_tf32_16x8x8(acc[i][4 * q + jj], a[i], bq[jj]);
         }
     }
-  }
-  cp_async_wait<0>();
+  };
+  mma_sync_mainloop<P>(A, B, M, N, K, th.m0, th.n0, 0, (K + CFG.bk - 1) / CFG.bk,
+                       reinterpret_cast<float*>(smem_raw), k_tile);
 
   // Lane (g, t): rows g and g + 8 of each m16 tile; columns 32q + 8t .. +7 (the n permutation):
   // c[0] of tiles 4q..4q+3 are columns 8t + 0..3, c[1] columns 8t + 4..7 (c[2], c[3]: row g + 8).
@@ -145,11 +97,11 @@ __global__ void __launch_bounds__(PipeTile<BM, BN, WM, WN, STAGES, VEC>::THREADS
   for (int i = 0; i < P::MT; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = m0 + wm0 + 16 * i + g + 8 * h;
+      const int row = th.m0 + th.wm0 + 16 * i + th.g + 8 * h;
       if (row >= M) continue;
 #pragma unroll
       for (int q = 0; q < P::NQ; ++q) {
-        const int col = n0 + wn0 + 32 * q + 8 * t;
+        const int col = th.n0 + th.wn0 + 32 * q + 8 * th.t;
         const float v[8] = {acc[i][4 * q][2 * h],         acc[i][4 * q + 1][2 * h],
                             acc[i][4 * q + 2][2 * h],     acc[i][4 * q + 3][2 * h],
                             acc[i][4 * q][2 * h + 1],     acc[i][4 * q + 1][2 * h + 1],
@@ -167,17 +119,12 @@ __global__ void __launch_bounds__(PipeTile<BM, BN, WM, WN, STAGES, VEC>::THREADS
     }
 }
 
-template <int BM, int BN, int WM, int WN, int STAGES, int MIN_BLOCKS>
-void add_config(std::vector<Variant>& out, Role role) {
-  using P = PipeTile<BM, BN, WM, WN, STAGES, 4>;
-  out.push_back(shape_dispatch_variant<float>(
-      "mma_tf32_pipelined",
-      {{"bm", BM}, {"bn", BN}, {"bk", P::BK}, {"wm", WM}, {"wn", WN}, {"stages", STAGES}}, BM,
-      BN, P::THREADS, P::SMEM_BYTES,
-      mma_tf32_pipelined_kernel<BM, BN, WM, WN, STAGES, 4, MIN_BLOCKS>,
-      mma_tf32_pipelined_kernel<BM, BN, WM, WN, STAGES, 1, MIN_BLOCKS>)
+template <MmaSyncConfig C>
+void add_config(std::vector<Variant>& out) {
+  out.push_back(mma_sync_variant<float, C>("mma_tf32_pipelined",
+                                           mma_tf32_pipelined_kernel<PipeTile<C, 4>>,
+                                           mma_tf32_pipelined_kernel<PipeTile<C, 1>>)
                     .compute(Compute::tf32)
-                    .role(role)
                     .note("16-byte cp.async when K and N are multiples of 4, 4-byte copies "
                           "otherwise; FP32 inputs truncated to TF32 by the tensor core")
                     .build());
@@ -186,10 +133,12 @@ void add_config(std::vector<Variant>& out, Role role) {
 }  // namespace
 
 void add_mma_tf32_pipelined_variants(std::vector<Variant>& out) {
-  add_config<128, 128, 64, 32, 3, 2>(out, Role::representative);
-  add_config<128, 128, 64, 32, 4, 1>(out, Role::sweep);
-  add_config<128, 256, 64, 64, 3, 1>(out, Role::sweep);
-  add_config<256, 128, 64, 64, 3, 1>(out, Role::sweep);
+  for_each_config<MmaSyncConfig{.bm = 128, .bn = 128, .bk = 32, .wm = 64, .wn = 32, .stages = 3,
+                                .min_blocks = 2, .role = Role::representative},
+                  MmaSyncConfig{.bm = 128, .bn = 128, .bk = 32, .wm = 64, .wn = 32, .stages = 4},
+                  MmaSyncConfig{.bm = 128, .bn = 256, .bk = 32, .wm = 64, .wn = 64, .stages = 3},
+                  MmaSyncConfig{.bm = 256, .bn = 128, .bk = 32, .wm = 64, .wn = 64, .stages = 3}>(
+      [&]<MmaSyncConfig C>() { add_config<C>(out); });
 }
 
 }  // namespace gemm

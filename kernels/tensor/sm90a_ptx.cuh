@@ -1,42 +1,14 @@
-// sm_90a-only PTX wrappers: the mbarrier fence, TMA (cp.async.bulk.tensor) and wgmma. Included
-// only by the files of the sm_90a object library (CMakeLists.txt: sm90a_sources), which are
-// compiled with -gencode=arch=compute_90a,code=sm_90a and nothing else.
+// sm_90a-only PTX wrappers: wgmma and setmaxnreg. Included only by the families of the sm90a
+// build column (kernels/manifest.inc), which are compiled with -gencode=arch=compute_90a,code=
+// sm_90a and nothing else. (Their copies and barriers, TMA and mbarriers: common/async_copy.cuh.)
 #pragma once
-
-#include <cuda.h>  // CUtensorMap (the type only: nothing here calls the driver)
 
 #include <cstdint>
 
-#include "mbarrier.cuh"
+#include "common/async_copy.cuh"
 #include "tensor_ptx.cuh"
 
 namespace gemm::tensor {
-
-// --- mbarrier (init, arrive, wait: mbarrier.cuh) -----------------------------------------
-// Makes the initialized barriers visible to the async proxy (the TMA unit) before first use.
-__device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-// One arrival that also announces `bytes` of transactions the barrier must see completed.
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
-               "r"(bytes)
-               : "memory");
-}
-
-// --- TMA -------------------------------------------------------------------------------------
-// One box of a 2-D tensor map into shared memory; completion is counted on `bar` in bytes.
-// c0 indexes the contiguous dimension. Elements outside the tensor are written as zeros and
-// still counted, so a tail box completes with the same byte count as a full one.
-__device__ __forceinline__ void tma_load_2d(void* smem_dst, const CUtensorMap* map, int c0, int c1,
-                                            std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_addr(smem_dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
-      : "memory");
-}
 
 // --- wgmma -----------------------------------------------------------------------------------
 // Shared-memory matrix descriptor of a K-major operand in the 128-byte swizzle layout that TMA

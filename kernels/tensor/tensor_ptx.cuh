@@ -1,7 +1,7 @@
-// PTX wrappers shared by the tensor-core families: cp.async (plain sm_80+), ldmatrix, mma.sync
-// for TF32 and FP64, and the TF32 rounding. The sm_90a-only wrappers (wgmma, TMA, mbarrier)
-// live in sm90a_ptx.cuh so that this header stays valid for any architecture >= sm_80; the one
-// sm_90 wrapper here (FP64 m16n8k16) is defined in sm_90+ passes only.
+// PTX wrappers shared by the tensor-core families: ldmatrix, mma.sync for TF32 and FP64, and
+// the TF32 rounding. The sm_90a-only wrappers (wgmma, setmaxnreg) live in sm90a_ptx.cuh so that
+// this header stays valid for any architecture >= sm_80; the one sm_90 wrapper here (FP64
+// m16n8k16) is defined in sm_90+ passes only. Copies and barriers: common/async_copy.cuh.
 //
 // Every wrapper is one instruction; the comments say what the operands mean, because the
 // fragment layouts they imply are what the kernels are built around.
@@ -9,39 +9,9 @@
 
 #include <cstdint>
 
+#include "common/async_copy.cuh"
+
 namespace gemm::tensor {
-
-// Shared-memory address (32-bit, the .shared window) of a generic pointer into shared memory.
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// --- cp.async: global -> shared without passing through registers ---------------------------
-// src_bytes = 0 writes BYTES zeros instead of reading: the predicated tail of a tile costs no
-// branch, and the source address is never dereferenced (callers still pass an in-bounds one).
-// 16-byte copies go .cg (bypass L1: tiles are reused from shared memory, not L1); 4- and 8-byte
-// copies must be .ca.
-template <int BYTES>
-__device__ __forceinline__ void cp_async(void* smem_dst, const void* gmem_src, bool valid) {
-  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
-  const std::uint32_t dst = smem_addr(smem_dst);
-  const int src_bytes = valid ? BYTES : 0;
-  if constexpr (BYTES == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src),
-                 "r"(src_bytes));
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(gmem_src),
-                 "n"(BYTES), "r"(src_bytes));
-  }
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-// Waits until at most N of this thread's committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 // --- TF32 ------------------------------------------------------------------------------------
 // Round an FP32 value to the nearest TF32 (10 explicit mantissa bits, ties away from zero),

@@ -18,21 +18,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/tile_order.cuh"
 #include "wgmma_tile.cuh"
 
 namespace gemm::tensor {
 namespace {
-
-// Tile `tile` of a tiles_m x tiles_n grid in grouped order: GROUP block rows, column by column.
-template <int GROUP>
-__device__ __forceinline__ int2 grouped_tile(int tile, int tiles_m, int tiles_n) {
-  const int per_group = GROUP * tiles_n;
-  const int group = tile / per_group;
-  const int first_row = group * GROUP;
-  const int rows = min(tiles_m - first_row, GROUP);
-  const int in_group = tile - group * per_group;
-  return make_int2(first_row + in_group % rows, in_group / rows);  // (block row, block column)
-}
 
 template <int BM, int BN, int STAGES, int GROUP, int PRODUCER_REGS, int CONSUMER_REGS>
 __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
@@ -52,11 +42,12 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   if (warp >= P::CONSUMERS * 4) {  // the producer warpgroup
     setmaxnreg_dec<PRODUCER_REGS>();
     if (warp == P::CONSUMERS * 4 && lane == 0) {
-      int it = 0;  // k-tiles issued by this block, over all its tiles
+      typename WgPipeline<BM, BN, STAGES>::State s;  // runs on over all the block's tiles
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int2 rc = grouped_tile<GROUP>(tile, tiles_m, tiles_n);
-        for (int kt = 0; kt < k_tiles; ++kt, ++it)
-          pipe.produce(it, kt, rc.x * BM, rc.y * BN, map_a, map_b);
+        int tile_m, tile_n;
+        grouped_tile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
+        for (int kt = 0; kt < k_tiles; ++kt, ++s)
+          pipe.produce(s, kt, tile_m * BM, tile_n * BN, map_a, map_b);
       }
     }
     return;
@@ -65,14 +56,15 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   // Consumers.
   setmaxnreg_inc<CONSUMER_REGS>();
   const FragmentSlot slot(warp, lane);
-  int it = 0;  // k-tiles consumed, in the producer's order
+  typename WgPipeline<BM, BN, STAGES>::State s;  // k-tiles consumed, in the producer's order
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int2 rc = grouped_tile<GROUP>(tile, tiles_m, tiles_n);
+    int tile_m, tile_n;
+    grouped_tile<GROUP>(tile, tiles_m, tiles_n, tile_m, tile_n);
     float d[P::ACC];
 #pragma unroll
     for (int i = 0; i < P::ACC; ++i) d[i] = 0.0f;
-    for (int kt = 0; kt < k_tiles; ++kt, ++it) pipe.consume(d, it, slot, lane);
-    store_c_transposed<BM>(d, C, M, N, rc.x * BM, rc.y * BN, slot);
+    for (int kt = 0; kt < k_tiles; ++kt, ++s) pipe.consume(d, s, slot, lane);
+    store_c_transposed<BM>(d, C, M, N, tile_m * BM, tile_n * BN, slot);
   }
 }
 

@@ -120,11 +120,12 @@ __device__ __forceinline__ void mma_k_tile(float (&d)[BM / 2], const unsigned ch
 // The stages in dynamic shared memory, aligned to 1024 bytes (the 128-byte swizzle pattern
 // repeats every 1024 bytes and wgmma assumes it starts aligned), and their barriers: "full"
 // completes when the producer's TMA bytes of a stage have landed, "empty" when every consumer
-// warp has released it. `it` counts the block's k-tiles in the order the producer issues them;
-// stage it % STAGES, phase it / STAGES.
+// warp has released it. Producer and consumers each walk the block's k-tiles, in the order the
+// producer issues them, with a State of their own.
 template <int BM, int BN, int STAGES>
 struct WgPipeline {
   using P = WgTile<BM, BN, STAGES>;
+  using State = PipelineState<STAGES>;
   unsigned char* smem;
   std::uint64_t* full;
   std::uint64_t* empty;
@@ -145,29 +146,30 @@ struct WgPipeline {
     __syncthreads();
   }
 
-  // The producer thread: k-tile kt of the block tile at (m0, n0) into the stage of `it`, once the
-  // consumers have released that stage's previous k-tile.
-  __device__ __forceinline__ void produce(int it, int kt, int m0, int n0, const CUtensorMap& map_a,
+  // The producer thread: k-tile kt of the block tile at (m0, n0) into the stage of `s`, once the
+  // consumers have released the k-tile that stage held, the phase before s's. (On the first pass
+  // over the stages that is the phase before a fresh barrier's first, which counts as complete:
+  // no wait.)
+  __device__ __forceinline__ void produce(const State& s, int kt, int m0, int n0,
+                                          const CUtensorMap& map_a,
                                           const CUtensorMap& map_b) const {
-    const int s = it % STAGES;
-    if (it >= STAGES) mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
-    unsigned char* stage = smem + s * P::STAGE_BYTES;
-    mbar_arrive_expect_tx(&full[s], P::STAGE_BYTES);
-    tma_load_2d(stage, &map_a, kt * P::BK, m0, &full[s]);
+    mbar_wait(&empty[s.index], s.phase ^ 1u);
+    unsigned char* stage = smem + s.index * P::STAGE_BYTES;
+    mbar_arrive_expect_tx(&full[s.index], P::STAGE_BYTES);
+    tma_load_2d(stage, &map_a, kt * P::BK, m0, &full[s.index]);
 #pragma unroll
     for (int j = 0; j < BN / 32; ++j)
       tma_load_2d(stage + P::A_BYTES + j * P::B_BOX_BYTES, &map_b, n0 + 32 * j, kt * P::BK,
-                  &full[s]);
+                  &full[s.index]);
   }
 
-  // A consumer warp: waits for the k-tile of `it`, multiplies it into d, releases the stage.
-  __device__ __forceinline__ void consume(float (&d)[BM / 2], int it, const FragmentSlot& slot,
-                                          int lane) const {
-    const int s = it % STAGES;
-    mbar_wait(&full[s], (it / STAGES) & 1);
-    mma_k_tile<BM, BN, STAGES>(d, smem + s * P::STAGE_BYTES, slot);
+  // A consumer warp: waits for the k-tile of `s`, multiplies it into d, releases the stage.
+  __device__ __forceinline__ void consume(float (&d)[BM / 2], const State& s,
+                                          const FragmentSlot& slot, int lane) const {
+    mbar_wait(&full[s.index], s.phase);
+    mma_k_tile<BM, BN, STAGES>(d, smem + s.index * P::STAGE_BYTES, slot);
     __syncwarp();
-    if (lane == 0) mbar_arrive(&empty[s]);
+    if (lane == 0) mbar_arrive(&empty[s.index]);
   }
 };
 

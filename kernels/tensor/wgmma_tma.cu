@@ -62,8 +62,10 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
 
   if (warp >= P::CONSUMERS * 4) {  // the producer warpgroup
     setmaxnreg_dec<PRODUCER_REGS>();
-    if (warp == P::CONSUMERS * 4 && lane == 0)
-      for (int kt = 0; kt < k_tiles; ++kt) pipe.produce(kt, kt, m0, n0, map_a, map_b);
+    if (warp == P::CONSUMERS * 4 && lane == 0) {
+      typename WgPipeline<BM, BN, STAGES>::State s;
+      for (int kt = 0; kt < k_tiles; ++kt, ++s) pipe.produce(s, kt, m0, n0, map_a, map_b);
+    }
     return;
   }
 
@@ -73,7 +75,8 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
   float d[P::ACC];
 #pragma unroll
   for (int i = 0; i < P::ACC; ++i) d[i] = 0.0f;
-  for (int kt = 0; kt < k_tiles; ++kt) pipe.consume(d, kt, slot, lane);
+  typename WgPipeline<BM, BN, STAGES>::State s;
+  for (int kt = 0; kt < k_tiles; ++kt, ++s) pipe.consume(d, s, slot, lane);
   store_c_transposed<BM>(d, C, M, N, m0, n0, slot);
 }
 

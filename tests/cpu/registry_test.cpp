@@ -108,7 +108,9 @@ TEST(Registry, TheTrackedAndEndToEndSetsHoldTheReferences) {
 TEST(Registry, ComputeTypeSetsTheUnitRoundoff) {
   for (const auto& v : all_variants()) {
     EXPECT_EQ(v.unit_roundoff, unit_roundoff(v.compute)) << v.name();
-    if (v.compute == Compute::tf32) EXPECT_EQ(v.precision, Precision::fp32) << v.name();
+    if (v.compute == Compute::tf32) {
+      EXPECT_EQ(v.precision, Precision::fp32) << v.name();
+    }
   }
 }
 
@@ -132,7 +134,9 @@ TEST(Registry, RungNumbersAreThePositionsOfTheRungLinesOfTheManifest) {
   }
   EXPECT_GE(rung, 15) << "the CUDA-core and tensor-core ladders";
   for (const auto& v : all_variants())
-    if (!is_rung(v)) EXPECT_EQ(v.rung, 0) << v.name() << ": not a rung";
+    if (!is_rung(v)) {
+      EXPECT_EQ(v.rung, 0) << v.name() << ": not a rung";
+    }
 }
 
 TEST(Registry, OneFamilyPerPrecisionAndRung) {
@@ -176,7 +180,9 @@ TEST(Registry, RepresentativesAndSweepInstancesCarryTheirRolesTags) {
   }
   // Each rung has exactly one representative in every precision it has.
   for (const auto& v : all_variants())
-    if (is_rung(v)) EXPECT_EQ((representatives[{v.family, v.precision}]), 1) << v.name();
+    if (is_rung(v)) {
+      EXPECT_EQ((representatives[{v.family, v.precision}]), 1) << v.name();
+    }
 }
 
 TEST(Registry, CuBlasComesFirstSoOthersCanBeReportedAgainstIt) {
