@@ -112,8 +112,14 @@ def test_quick_study_shows_stages_progress_and_time_breakdown(tmp_path, venv):
 
 
 CPU_ONLY_BENCH = r'''#!/bin/sh
+echo "clock: every timed iteration is a sample with its SM clock"
 echo "counters: not started"
+echo "counters_capped: []"
 echo "l2_state: warm"
+echo "l2_state_detail: warm: inputs reused across launches"
+echo "power_state: sustained for M*N*K >= 2048^3"
+echo "timing: kernel only: CUDA events around the launches"
+echo "git_revision: 0123abcd"
 echo "gemm/fp32/cpu_serial/m:256/n:256/k:256/manual_time  12.5 ms"
 '''
 FAKE_CMAKE = "#!/bin/sh\necho '[1/2] Building CUDA object kernels/naive.cu.o'\necho 'a compiler warning'\n" \
@@ -145,5 +151,8 @@ def test_without_a_gpu_the_study_says_what_runs_and_keeps_its_logs(tmp_path, ven
     assert f"log: {build}/study-logs/build.log" in terminal
     expected = "--quick's GPU part (sizes 1024,2048, fp32)" if quick else "the study (sizes 512,1024,2048,4096, fp32,fp64)"
     assert f"Not run: {expected}" in terminal and "--quick was ignored" not in terminal
-    assert "cpu_serial" in terminal and "counters: not started" not in terminal and "l2_state" not in terminal
+    assert "cpu_serial" in terminal and "git_revision: 0123abcd" in terminal
+    for gpu_only in ("clock:", "counters:", "counters_capped:", "l2_state", "power_state", "timing:"):
+        assert gpu_only not in terminal, gpu_only
+    assert "counters: not started" in (build / "study-logs" / "cpu-baseline.log").read_text()
     assert list(temporary.iterdir()) == [] and not (tmp_path / "reports").exists()
