@@ -2,22 +2,25 @@
 """Compare two gemm-bench tracking runs (scripts/track.sh): drift-aware time verdicts, failed
 benchmarks, and exact-counter changes with their direction.
 
-Per benchmark, from the per-repetition rows: the statistic is cycles (median_ms x sm_clock_mhz)
-where both files recorded the SM clock, else median_ms (the median launch time of a repetition;
-real_time, Google Benchmark's mean, only where median_ms is absent). SLOWER needs all of
+Per benchmark, from the per-repetition rows: the statistic is cycles (each repetition's time x
+its SM clock; from each sample's clock where gemm-bench recorded samples) where both files have
+clocks, else median_ms (the median launch time of a repetition; real_time, Google Benchmark's
+mean, only where median_ms is absent; the output says when a side differs). SLOWER needs all of
   (a) change of the medians > max(--min-effect, --noise-factor x noise), where
       noise = sqrt(spread_base^2 + spread_cand^2 + 2 x --drift^2), spread = IQR/median/1.349;
   (b) one-sided Mann-Whitney p < --alpha;
-  (c) enough repetitions for (b) to be reachable (4 per side at alpha 0.05), else TOO_FEW.
+  (c) at least 4 repetitions per side, and sizes whose rank test can reach p < --alpha, else TOO_FEW.
 Verdicts: SAME, SLOWER, FASTER, UNSURE (beyond the threshold, not significant), TOO_FEW, FAILED
-(a candidate repetition errored), BASE_FAILED, MISSING, NEW. An exact count (catalogue stability
-"exact": sectors, requests, wavefronts) that changed is reported with its direction whatever the
-time verdict; a worse one is a regression. stage_*_s bookkeeping is never compared.
+(a candidate repetition errored, or a new benchmark errored), BASE_FAILED, MISSING, NEW. Every
+counter that changed is reported with its direction; a counter is a regression where it is
+guarded for the family (gemm_study/guards.tsv) and got worse, or is an exact count (catalogue
+stability "exact") that got worse while the time did not get faster. stage_*_s bookkeeping is
+never compared. docs/regression.md has the reasons and the simulation behind the defaults.
 
-Exit status: 0 no regression; 1 regression (SLOWER, FAILED or a worse exact count; with --strict
-also UNSURE, TOO_FEW and MISSING); 2 bad input (unreadable file, impossible times, duplicate
-benchmarks, aggregate-only or foreign files, an --alias that matches nothing, an unwritable
-output, a different GPU/driver/CUDA/clocks without --allow-context-mismatch).
+Exit status: 0 no regression; 1 regression (SLOWER, FAILED or a counter regression; with --strict
+also UNSURE, TOO_FEW and MISSING); 2 bad input (unreadable file, impossible times or clocks,
+duplicate benchmarks, aggregate-only or foreign files, an --alias that matches nothing, an
+unwritable output, a different GPU/driver/CUDA/clocks without --allow-context-mismatch).
 """
 import argparse
 import json

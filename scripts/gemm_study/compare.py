@@ -1,17 +1,21 @@
-"""Noise- and drift-aware comparison of two gemm-bench tracking runs.
+"""Noise- and drift-aware comparison of two gemm-bench tracking runs (and the step test of a
+history's segments, series.py).
 
 The rule (one benchmark, per-repetition samples on each side):
-  statistic  cycles = median_ms x sm_clock_mhz when both sides recorded clocks, else median_ms
-             (real_time only where median_ms is absent);
+  statistic  cycles (each repetition's time x its own SM clock, results.repetition_cycles) when
+             both sides recorded clocks, else median_ms (real_time only where median_ms is absent);
   change     median(candidate) / median(baseline) - 1;
-  noise      sqrt(s_base^2 + s_cand^2 + 2 drift^2), s = IQR / median / 1.349 (robust relative SD of one
-             repetition), drift = the between-run allowance for one run (--drift);
+  noise      sqrt(s_base^2 + s_cand^2 + drift^2 (1/runs_base + 1/runs_cand)), s = IQR / median /
+             1.349 (robust relative SD of one repetition), drift = the between-run allowance of one
+             run (--drift); a pair of runs has runs = 1 a side: 2 drift^2;
   SLOWER     change > max(min_effect, k x noise)  and  one-sided Mann-Whitney p < alpha;
-  TOO_FEW    beyond the threshold, but n_base x n_cand repetitions cannot reach p < alpha at all;
+  TOO_FEW    beyond the threshold, but fewer than MIN_REPETITIONS a side or sizes whose rank test
+             cannot reach p < alpha at all;
   UNSURE     beyond the threshold, p >= alpha;  SAME inside it;  FASTER mirrors SLOWER;
-  FAILED     a candidate repetition errored (a regression, with the error message).
-Exact counters (catalogue stability "exact") are compared whatever the time verdict; a worse one is
-a regression. Exit status: 0 no regression, 1 regression, 2 bad input."""
+  FAILED     a candidate repetition errored, or a benchmark new in the candidate errored.
+Counters are compared whatever the time verdict (counter_changes); counter_regressions says which
+changes fail: a guarded counter worse, or an exact count worse while the time did not get faster.
+Exit status: 0 no regression, 1 regression, 2 bad input."""
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
