@@ -169,8 +169,10 @@ def _entry(name, family, statistic, r, labels):
         entry.update(change=r["change"], worst=r["worst"], step=first["change"], threshold=first["threshold"],
                      steps=[f"{labels[s['revision']]} {s['verdict']} {s['change']:+.1%}" for s in r["steps"]],
                      counters=_counter_text(first.get("counters", {}), guarded), counter_regressions=guarded)
+        slower = [s for s in r["steps"] if s["verdict"] == "SLOWER"]
+        later = (f", {r['change']:+.1%} now" if r["recovered"] is None else f", {r['worst']:+.1%} at its worst")
         entry["what"] = (f"{statistic} {first['change']:+.1%} at {labels[r['first']]}"
-                         + (f", {r['change']:+.1%} now" if len(r["steps"]) > 1 else "")
+                         + (later if len(slower) > 1 else "")
                          + (f"; worse counts: {', '.join(guarded)}" if guarded else ""))
     elif r["kind"] == "failed":
         entry.update(what=f"FAILED: {r['error']}", counters="", counter_regressions=[])
