@@ -23,6 +23,9 @@
 #ifndef GEMM_GIT_REVISION
 #define GEMM_GIT_REVISION "unknown"
 #endif
+#ifndef GEMM_GIT_COMMIT_DATE
+#define GEMM_GIT_COMMIT_DATE ""
+#endif
 #ifndef GEMM_BUILD_TYPE
 #define GEMM_BUILD_TYPE "unknown"
 #endif
@@ -66,8 +69,9 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
                               ctx.options.flush_l2
                                   ? "cold: L2 flushed before every timed iteration and before "
                                     "the counters' launch"
-                                  : "warm: inputs reused across launches; counters collected "
-                                    "right after the timed launches");
+                                  : "warm: inputs reused across launches; each counter pass "
+                                    "after an unprofiled launch where A, B and C fit in L2 "
+                                    "(larger ones leave nothing of themselves in L2 anyway)");
   benchmark::AddCustomContext("counters", ctx.counters.status());
   benchmark::AddCustomContext("verification",
                               "once per benchmark on NaN-poisoned output against an FP64 "
@@ -99,6 +103,8 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   }
   benchmark::AddCustomContext("input_seed", std::to_string(ctx.seed));
   benchmark::AddCustomContext("git_revision", GEMM_GIT_REVISION);
+  // Empty where the build was not made from a git checkout.
+  benchmark::AddCustomContext("git_commit_date", GEMM_GIT_COMMIT_DATE);
   benchmark::AddCustomContext("gemm_build_type", GEMM_BUILD_TYPE);
   benchmark::AddCustomContext("skipped", skipped_json(reg.skipped));
   benchmark::AddCustomContext("counters_capped", skipped_json(reg.counters_capped));

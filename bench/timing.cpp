@@ -82,6 +82,9 @@ double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t s
   return events.elapsed_ms();
 }
 
+GpuLoadScope::GpuLoadScope() : begin_s_(now_s()) {}
+GpuLoadScope::~GpuLoadScope() { load_tracker().busy(begin_s_, now_s()); }
+
 void LoadTracker::busy(double begin_s, double end_s) {
   if (since_ < 0 || begin_s - until_ > kIdleGapS) since_ = begin_s;
   until_ = std::max(until_, end_s);

@@ -96,4 +96,17 @@ class LoadTracker {
   double since_ = -1, until_ = -1;
 };
 
+// Marks its scope as GPU load (verification, counter passes: work that keeps the GPU as hot as
+// the timed launches), so the next benchmark's sustained warm-up counts it.
+class GpuLoadScope {
+ public:
+  GpuLoadScope();
+  ~GpuLoadScope();
+  GpuLoadScope(const GpuLoadScope&) = delete;
+  GpuLoadScope& operator=(const GpuLoadScope&) = delete;
+
+ private:
+  double begin_s_;
+};
+
 }  // namespace gemm
