@@ -1,0 +1,136 @@
+"""The bottleneck account: a kernel with known counts gives its known bounds and limiter; the tail
+of the grid; no account, with the reason, wherever a counter, peak or clock is missing."""
+import math
+
+import pytest
+
+import study_rows
+from conftest import SCRIPTS
+from gemm_study import account
+from gemm_study.results import load_frame, one_row_per_benchmark
+
+H100 = {"gpu_sm_count": "132"}
+N = 4096
+MNK = N ** 3
+CLOCK_HZ = 1.98e9
+# 128 x 128 block tiles: each element of A and B read from L2 N/128 times, C written once.
+L2_SECTORS = (2 * N * N * 8 * (N / 128) + N * N * 8) / 32
+
+
+def dfma_kernel(measured_ms=5.0, **changes):
+    """An FP64 GEMM of 4096^3 doing one DFMA per multiply-add (MNK/32 warp DFMAs) with 8x8 thread
+    tiles from shared memory (two 16-byte loads of 4 wavefronts per warp per k: MNK/256), 128 x 128
+    block tiles through L2, reading A and B once from DRAM and writing C once, on the H100's peaks."""
+    row = {"precision": "fp64", "m": N, "n": N, "k": N, "time_ms": measured_ms, "counters_available": 1.0,
+           "sm_clock_mhz": 1980.0, "l2_clock_hz": 1.755e9, "dram_clock_hz": 2.619e9,
+           "fma_pipe_inst": MNK / 32 * 0.05, "fp64_pipe_inst": MNK / 32, "tensor_pipe_cycles": 0.0,
+           "warp_inst": MNK / 32 * 1.2, "smem_wavefronts": MNK / 256, "l2_sectors": L2_SECTORS,
+           "dram_read_bytes": 2 * N * N * 8, "dram_write_bytes": N * N * 8,
+           "sm_active_cycles_avg": 1e7, "sm_active_cycles_max": 1e7, **study_rows.PEAKS}
+    row.update(changes)
+    return row
+
+
+def test_a_kernel_with_known_counts_gives_the_known_bounds_and_limiter():
+    acc = account.account(dfma_kernel(), H100)
+    assert acc.reason == ""
+    expected_ms = {
+        "fp64": MNK / 32 / 264 / CLOCK_HZ * 1e3,              # 4.108 ms: the FP64 pipe at half the issue rate
+        "issue": MNK / 32 * 1.2 / 528 / CLOCK_HZ * 1e3,       # 2.465 ms
+        "shared": MNK / 256 / 132 / CLOCK_HZ * 1e3,            # 2.054 ms
+        "fma": MNK / 32 * 0.05 / 528 / CLOCK_HZ * 1e3,
+        "tensor": 0.0,
+        "l2": L2_SECTORS / 96 / 1.755e9 * 1e3,                 # 1.67 ms
+        "dram": 3 * N * N * 8 / 1280 / 2.619e9 * 1e3,         # 0.120 ms: 402 MB at 3.35 TB/s
+    }
+    for unit, ms in expected_ms.items():
+        assert acc.times_ms[unit] == pytest.approx(ms, rel=1e-9), unit
+    assert acc.limiter == "fp64" and acc.limiter_label == "FP64 pipe"
+    assert acc.bound_ms == pytest.approx(4.1083, rel=1e-4)
+    assert acc.explained == pytest.approx(4.1083 / 5.0, rel=1e-4)
+    assert acc.share("dram") == pytest.approx(expected_ms["dram"] / 5.0)
+    assert acc.summary() == "FP64 pipe, explained 0.82"
+
+
+def test_the_limiter_follows_the_work():
+    shared_bound = account.account(dfma_kernel(smem_wavefronts=MNK / 16), H100)  # 4-way conflicts
+    assert shared_bound.limiter == "shared"
+    assert shared_bound.bound_ms == pytest.approx(MNK / 16 / 132 / CLOCK_HZ * 1e3)
+    memory_bound = account.account(dfma_kernel(dram_read_bytes=40e9), H100)
+    assert memory_bound.limiter == "dram"
+
+
+def test_a_grid_that_fills_16_of_132_sms_gets_16_sms_peak():
+    """Measured: the busiest SM is active 8.25x the mean; from the launch facts: 16 blocks."""
+    busy = dfma_kernel(sm_active_cycles_avg=16 / 132 * 1e7, sm_active_cycles_max=1e7)
+    whole = account.account(dfma_kernel(), H100)
+    partial = account.account(busy, H100)
+    assert partial.tail == pytest.approx(132 / 16) and partial.tail_from == "sm_active_cycles max/avg"
+    assert partial.times_ms["fp64"] == pytest.approx(whole.times_ms["fp64"] * 132 / 16)
+    assert partial.times_ms["dram"] == pytest.approx(whole.times_ms["dram"])  # shared by all SMs: no tail
+    facts = dfma_kernel(sm_active_cycles_avg=math.nan, sm_active_cycles_max=math.nan, grid_blocks=16.0)
+    assert account.tail_of(facts, H100) == (pytest.approx(132 / 16), "grid_blocks over the SMs")
+    assert account.tail_of(dfma_kernel(grid_blocks=264.0, sm_active_cycles_avg=math.nan), H100)[0] == 1.0
+    assert account.tail_of(dfma_kernel(grid_blocks=133.0, sm_active_cycles_avg=math.nan), H100)[0] == \
+        pytest.approx(2 * 132 / 133)
+    unknown = dfma_kernel(sm_active_cycles_avg=math.nan)
+    assert account.tail_of(unknown, {})[0] == 1.0 and "unknown" in account.tail_of(unknown, {})[1]
+
+
+def test_a_bound_above_the_measured_time_is_said_to_be_wrong():
+    acc = account.account(dfma_kernel(measured_ms=3.0), H100)
+    assert acc.explained > account.OVER_BOUND
+    assert "a peak or clock is off" in acc.summary()
+
+
+@pytest.mark.parametrize("changes,reason", [
+    ({"fp64_pipe_inst": math.nan}, "no fp64_pipe_inst"),
+    ({"issue_peak_per_cycle": 0.0}, "no issue_peak_per_cycle"),
+    ({"dram_clock_hz": math.nan}, "no dram_clock_hz"),
+    ({"sm_clock_mhz": None}, "no sm_clock_mhz"),
+    ({"counters_available": 0.0}, "counters not collected (counters_available = 0)"),
+    ({"error": "wrong result"}, "the benchmark failed"),
+    ({"time_ms": math.nan}, "no measured time"),
+])
+def test_no_account_without_a_counter_peak_or_clock(changes, reason):
+    acc = account.account(dfma_kernel(**changes), H100)
+    assert reason in acc.summary()
+    assert math.isnan(acc.explained) and acc.limiter == "" and acc.limiter_label == "no account"
+    assert account.columns(acc)["account_reason"] == acc.reason
+
+
+def test_the_committed_study_predates_the_account_and_gets_none():
+    """reports/h100-80gb-hbm3/results.json was recorded before the account's counters: every
+    benchmark has a reason, never a number."""
+    context, frame = load_frame(SCRIPTS.parent / "reports" / "h100-80gb-hbm3" / "results.json")
+    kernel = one_row_per_benchmark(frame)
+    kernel = kernel[~kernel.end_to_end]
+    with_accounts, accounts = account.add_columns(kernel, context)
+    assert all(a.reason for a in accounts)
+    assert with_accounts.account_explained.isna().all()
+    reasons = set(with_accounts.account_reason)
+    assert any(r.startswith("no fma_pipe_inst, fp64_pipe_inst, tensor_pipe_cycles") for r in reasons)
+    assert "counters not collected (counters_available = 0)" in reasons  # the capped write-ups' kernels
+    table = account.as_json(with_accounts, accounts)
+    assert all(value["account"] is None and value["reason"] for value in table.values())
+
+
+def test_columns_and_json_of_an_account():
+    row = dict(dfma_kernel(), name="gemm/fp64/x/m:1/n:1/k:1")
+    import pandas as pd
+
+    frame, accounts = account.add_columns(pd.DataFrame([row]), H100)
+    assert frame.account_unit.iloc[0] == "fp64" and frame.account_limiter.iloc[0] == "FP64 pipe"
+    assert frame.account_fp64_ms.iloc[0] == pytest.approx(accounts[0].bound_ms)
+    entry = account.as_json(frame, accounts)[row["name"]]
+    assert entry["limiter"] == "fp64" and set(entry["units"]) == {u.key for u in account.UNITS}
+    assert entry["units"]["fp64"]["share"] == pytest.approx(entry["explained"])
+
+
+def test_the_counters_dram_peak_against_the_context():
+    import pandas as pd
+
+    frame = pd.DataFrame([dfma_kernel()])
+    from_counters, from_context = account.dram_bandwidth_check(frame, {"peak_dram_gbs": "3352.32"})
+    assert from_counters == pytest.approx(1280 * 2.619) and from_context == pytest.approx(3352.32)
+    assert math.isnan(account.dram_bandwidth_check(pd.DataFrame([{"x": 1}]), {})[0])
