@@ -1,37 +1,51 @@
 #!/usr/bin/env python3
-"""The study's report: from one gemm-bench results JSON to report.md, CSV tables and figures.
+"""The study's report: from one gemm-bench results JSON to report.md, CSV and JSON tables and
+figures.
 
-Every variant at the largest shape; the ladder (variants tagged ladder/tensor_core, from the
-seeds' best kernel to cuBLAS: % of cuBLAS, % of peak, what moved at each step, the ncu command of
-each row) and its roofline; per tile_sweep family and precision across tile/block sizes and
-shapes: GFLOP/s and the counters, one generated sentence per step between neighbouring tile sizes;
-seed 001's speedups and efficiency; the seeds' tables next to this GPU's numbers; and, with
---ncu-crosscheck / --ncu, the CUPTI-vs-ncu agreement. Runs with repetitions show the median.
+report.md opens with a summary (each ladder at the headline shape: GFLOP/s, % of the libraries
+of the same arithmetic, the limiter and explained share of the bottleneck account, the tally of
+predicted steps) and a table of contents; then the ladders at every shape (rungs from the family
+manifest, the account of each, every step predicted and checked), the GPU's ceilings and the
+roofline, every variant at the largest shape, the write-ups' tile sweeps, seed 001's series, the
+end-to-end times, the write-ups' tables on this GPU, the CUPTI-vs-ncu cross-check (its table in
+ncu/, linked) and the study's time breakdown. Beside it: results.csv (every benchmark, every
+field, the account's columns), account.json (per benchmark: each unit's time at peak, the
+limiter, explained, or the reason there is no account), ladder_steps.csv (every step: measured,
+predicted, verdict, sentence) and the figures. Runs with repetitions show the median.
 
 Example: scripts/report.py reports/h100/results.json --out reports/h100
 """
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_study import ladder, ncu, roofline, seeds, stages, tile_sweep  # noqa: E402
+from gemm_study import (account, ceilings, ladder, ladder_figure, ladder_report, ncu, roofline,  # noqa: E402
+                        seed_series, seeds, stages, tile_sweep)
 from gemm_study.errors import InputError, run_cli, writing  # noqa: E402
-from gemm_study.formatting import markdown_table  # noqa: E402
+from gemm_study.formatting import markdown_table, number  # noqa: E402
 from gemm_study.manifest import TAGS  # noqa: E402
 from gemm_study.results import (context_value, has_tag, load_frame, one_row_per_benchmark,  # noqa: E402
                                  shapes_by_size)
 
-OVERVIEW_COLUMNS = ["variant", "gflops", "pct_of_cublas", "speedup_vs_naive", "speedup_vs_cpu",
-                    "gld_sectors_per_request", "smem_ld_wavefronts_per_request",
-                    "achieved_occupancy", "theoretical_occupancy", "registers_per_thread"]
+OVERVIEW_COLUMNS = ["variant", "gflops", "pct_of_same_arithmetic", "account_limiter", "account_explained",
+                    "speedup_vs_naive", "speedup_vs_cpu", "gld_sectors_per_request",
+                    "smem_ld_wavefronts_per_request", "achieved_occupancy", "theoretical_occupancy",
+                    "registers_per_thread"]
+OVERVIEW_HEADERS = {"pct_of_same_arithmetic": "% of cuBLAS (same arithmetic)", "account_limiter": "limiter",
+                    "account_explained": "explained"}
 COUNTER_COLUMNS = ["variant", "shape", "gflops", "gld_sectors", "gld_sectors_per_request",
                    "smem_ld_wavefronts_per_request", "smem_ld_bank_conflicts",
                    "achieved_occupancy", "theoretical_occupancy", "registers_per_thread",
                    "smem_per_block_bytes", "dram_read_bytes", "l2_hit_rate"]
 SCALING_COLUMNS = ["variant", "precision", "shape", "median_ms", "gflops", "speedup_vs_cpu",
                    "warps_launched", "efficiency"]
+NCU_FOLDER = "ncu"
 
 
 def ncu_agreement(kernel, exports, l2_bytes=0):
@@ -61,7 +75,7 @@ def load_kernel_runs(path):
     return context, kernel, frame[frame.end_to_end], errors
 
 
-def header(context, results, command):
+def header(context, results, command, table):
     md = [f"# GEMM study on {context.get('gpu_name', 'unknown GPU')}", ""]
     md.append(f"Source: `{results.name}`" + (f", produced by `{command}`" if command else "") + ".")
     md.append(f"GPU: {context.get('gpu_name')} (cc {context.get('gpu_compute_capability')}, "
@@ -69,8 +83,10 @@ def header(context, results, command):
               f"driver {context.get('cuda_driver_version')}, CUDA runtime {context.get('cuda_runtime_version')}, "
               f"revision {context.get('git_revision')}.")
     md.append(f"Timing: {context.get('timing')}. L2: {context.get('l2_state')}. Counters: {context.get('counters')}.")
-    peaks = ", ".join(f"{c.upper()} {context[k]} GFLOP/s" for c, k in ladder.PEAK_KEYS.items() if k in context)
-    md.append(f"Theoretical peaks: {peaks or 'not recorded'}.")
+    if context.get("power_state"):
+        md.append(f"Power state: {context.get('power_state')}.")
+    peaks = ", ".join(f"{c.label} {number(c.value)} {c.unit}" for c in table.values())
+    md.append(f"Ceilings: {peaks or 'not recorded'} (see [Ceilings and the roofline](#ceilings-and-the-roofline)).")
     md.append("\nDefinitions: speedup_vs_naive = time of naive_row with the same block edge (16x16 for "
               "variants without one) / time; speedup_vs_cpu = serial CPU time at the same shape / time "
               "(only where the CPU baseline ran); efficiency (seed 001) = speedup_vs_cpu / min(warps "
@@ -81,15 +97,47 @@ def header(context, results, command):
     return md
 
 
+def anchor(title):
+    """GitHub's anchor of a heading (docs/check_links.py applies the same rule)."""
+    return re.sub(r"[^\w\- ]", "", title.replace("`", "").lower()).replace(" ", "-")
+
+
+def contents(md):
+    """The table of contents of the level-2 headings in md."""
+    titles = [line[3:] for line in md if line.startswith("## ")]
+    return ["## Contents", ""] + [f"- [{t}](#{anchor(t)})" for t in titles] + [""]
+
+
 def overview_section(kernel, precision):
     data = kernel[kernel.precision == precision]
     shape = shapes_by_size(data)[-1]
     every = data[data["shape"] == shape].sort_values("gflops", ascending=False)
     cols = [c for c in OVERVIEW_COLUMNS if c in every]
-    return [f"## Every variant, {precision}, {shape}", "", markdown_table(every, cols), "",
+    return [f"## Every variant, {precision}, {shape}", "",
+            markdown_table(every, cols, [OVERVIEW_HEADERS.get(c, c) for c in cols]), "",
             f"Open any row in Nsight Compute: `{ladder.NCU_COMMAND.format(name='<benchmark name>')}` prints "
             f"the command, or `scripts/ncu_session.py --variant <variant> --shape {shape} "
             f"--precisions {precision} --set full` runs it.", ""]
+
+
+def ceilings_section(context, table, kernel, figures):
+    lines = ["## Ceilings and the roofline", "",
+             "Compute ceilings at the maximum SM clock; a kernel that runs at a lower clock stays "
+             "below them. Each roofline point is a rung or library at the headline shape, under the "
+             "roof of the unit it runs on.", ""]
+    lines += ceilings.markdown(context, table, kernel)
+    counters_bw, context_bw = account.dram_bandwidth_check(kernel, context)
+    if counters_bw == counters_bw:
+        lines += [f"DRAM bandwidth from the counters (dram__bytes.sum.peak_sustained x the HBM clock): "
+                  f"{number(counters_bw)} GB/s; from the context: {number(context_bw)} GB/s.", ""]
+    for precision in ("fp32", "fp64"):
+        shape = roofline.shape_of(kernel, precision)
+        frame = roofline.points(kernel, precision, shape, context, table) if shape else kernel.iloc[0:0]
+        above = roofline.above_ceiling(frame, table, context) if len(frame) else []
+        lines += [f"Above its own ceiling ({precision}): {label} at {level}, {number(g)} GFLOP/s over a roof of "
+                  f"{number(roof)}." for label, level, g, roof in above]
+    lines += [f"![{p.stem}]({p.name})" for p in figures if p.suffix == ".png"] + [""]
+    return lines
 
 
 def tile_section(kernel, precisions, out):
@@ -108,9 +156,11 @@ def tile_section(kernel, precisions, out):
 
 
 def scaling_section(kernel):
-    """Seed 001's table: the variants it compares (tagged cpu, or seeds without a tile sweep)."""
+    """Seed 001's other kernels (tagged cpu, or seeds without a tile sweep, except the
+    one-thread-per-block series, which has its own section)."""
     seeds_without_sweep = has_tag(kernel, TAGS.seed) & ~has_tag(kernel, TAGS.tile_sweep)
-    scaling = kernel[has_tag(kernel, TAGS.cpu) | seeds_without_sweep]
+    threads = pd.to_numeric(kernel.get("threads_per_block", pd.Series(np.nan, index=kernel.index)), errors="coerce")
+    scaling = kernel[(has_tag(kernel, TAGS.cpu) | seeds_without_sweep) & (threads != 1)]
     if scaling.empty:
         return []
     cols = [c for c in SCALING_COLUMNS if c in scaling]
@@ -138,14 +188,45 @@ def stages_section(results):
     return ["## Where the study's time went", "", stages.markdown(recorded), ""]
 
 
+def ncu_section(args, kernel, context):
+    """The CUPTI-vs-ncu cross-check: its long table in ncu/ beside the report, linked, with its tally."""
+    if not (args.ncu_crosscheck or args.ncu):
+        return []
+    folder = args.out / NCU_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["## CUPTI vs Nsight Compute", ""]
+    if args.ncu_crosscheck:
+        target = folder / "ncu_crosscheck.md"
+        text = args.ncu_crosscheck.read_text()
+        if args.ncu_crosscheck.resolve() != target.resolve():
+            target.write_text(text)
+        lines += [f"The cross-check of the study's counters against ncu's on the same launches: "
+                  f"[{NCU_FOLDER}/{target.name}]({NCU_FOLDER}/{target.name}). {tally_line(text)}", ""]
+    if args.ncu:
+        l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
+        text = ncu_agreement(kernel, args.ncu, l2_bytes)
+        if text.startswith("|"):
+            (folder / "agreement.md").write_text(text + "\n")
+            lines += [f"From the given exports ({', '.join(p.name for p in args.ncu)}): "
+                      f"[{NCU_FOLDER}/agreement.md]({NCU_FOLDER}/agreement.md). {tally_line(text)}", ""]
+        else:
+            lines += [f"From the given exports: {text}", ""]
+    return lines
+
+
+def tally_line(text):
+    """The '<n> of <m> required agreements hold ...' line of a cross-check table, or ''."""
+    return next((line.strip() for line in reversed(text.splitlines()) if "required agreements" in line), "")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path, help="gemm-bench JSON (--benchmark_out)")
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md, CSV and figures")
-    parser.add_argument("--ncu-crosscheck", type=Path, help="ncu_crosscheck.md to include")
+    parser.add_argument("--ncu-crosscheck", type=Path, help="ncu_crosscheck.md to link (copied to OUT/ncu/)")
     parser.add_argument("--ncu", type=Path, action="append", default=[],
                         help="an ncu raw CSV export (ncu -i R --csv --page raw) of the same benchmarks: "
-                             "adds a CUPTI-vs-ncu agreement table (repeatable)")
+                             "adds a CUPTI-vs-ncu agreement table in OUT/ncu/agreement.md (repeatable)")
     parser.add_argument("--command", default="", help="the command that produced the results, for the report")
     args = parser.parse_args(argv)
     context, kernel, e2e, errors = load_kernel_runs(args.results)
@@ -156,40 +237,60 @@ def main(argv=None):
     return 0
 
 
-def write_report(args, context, kernel, e2e, errors):
-    """report.md, results.csv, the CSV tables and the figures in args.out."""
-    args.out.mkdir(parents=True, exist_ok=True)
-    kernel.drop(columns=["param_values"], errors="ignore").to_csv(args.out / "results.csv", index=False)
-    precisions = [p for p in ("fp32", "fp64") if p in set(kernel.precision)]
+def write_tables(out, kernel, accounts, steps):
+    """results.csv (account columns included), account.json and ladder_steps.csv."""
+    kernel.drop(columns=["param_values"], errors="ignore").to_csv(out / "results.csv", index=False)
+    (out / "account.json").write_text(json.dumps(account.as_json(kernel, accounts), indent=1, allow_nan=False,
+                                                 default=_json_number) + "\n")
+    ladder_report.steps_table(steps).to_csv(out / "ladder_steps.csv", index=False)
 
-    md = header(context, args.results, args.command)
+
+def _json_number(value):
+    return float(value) if isinstance(value, (np.floating, np.integer)) else str(value)
+
+
+def write_report(args, context, kernel, e2e, errors):
+    """report.md, the tables and the figures in args.out."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    kernel, accounts = account.add_columns(kernel, context)
+    kernel["pct_of_same_arithmetic"] = ladder.pct_of_same_arithmetic(kernel)
+    table = ceilings.ceilings(context, kernel)
+    precisions = [p for p in ("fp32", "fp64") if p in set(kernel.precision)]
+    ladder_lines, steps = ladder_report.section(kernel, context, table)
+    write_tables(args.out, kernel, accounts, steps)
+
+    ladder_figures, roofline_figures = [], []
     for precision in precisions:
-        md += overview_section(kernel, precision)
-    figures = []
+        ladder_figures += ladder_figure.figure(kernel, context, args.out, precision, table)
+        roofline_figures += roofline.figure(kernel, context, args.out, precision, table)
+    l2_bytes = context_value(context, "gpu_l2_bytes", default=np.inf)
+    tile_figures = tile_sweep.figures(kernel, args.out, precisions, l2_bytes)
+
+    body = ladder_report.summary(kernel, context, table, steps)
+    body += [f"![{p.stem}]({p.name})" for p in ladder_figures if p.suffix == ".png"] + [""]
+    body += ladder_lines
+    body += ceilings_section(context, table, kernel, roofline_figures)
     for precision in precisions:
-        md += ladder.section(kernel, context, precision)
-        figures += roofline.figure(kernel, context, args.out, precision)
-    md += tile_section(kernel, precisions, args.out)
-    md += scaling_section(kernel)
-    md += end_to_end_section(e2e)
-    md += ["## What moved between neighbouring tile sizes", ""]
-    md += [f"- {s}" for s in tile_sweep.step_sentences(kernel, context)]
-    md += ["", "## The write-ups' tables on this GPU", ""]
+        body += overview_section(kernel, precision)
+    body += tile_section(kernel, precisions, args.out)
+    body += seed_series.section(kernel, e2e, context)
+    body += scaling_section(kernel)
+    body += end_to_end_section(e2e)
+    body += ["## What moved between neighbouring tile sizes", ""]
+    body += [f"- {s}" for s in tile_sweep.step_sentences(kernel, context)]
+    body += ["", "## The write-ups' tables on this GPU", ""]
     for section in seeds.seed_comparisons(kernel.assign(end_to_end=False), context):
-        md += [section, ""]
-    if args.ncu_crosscheck:
-        md += ["## CUPTI vs Nsight Compute", "", args.ncu_crosscheck.read_text(), ""]
-    if args.ncu:
-        l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
-        md += ["## CUPTI vs Nsight Compute (from the given exports)", "",
-               ncu_agreement(kernel, args.ncu, l2_bytes), ""]
-    md += stages_section(args.results)
+        body += [section, ""]
+    body += ncu_section(args, kernel, context)
+    body += stages_section(args.results)
     if not errors.empty:
-        md += ["## Benchmarks that failed", ""] + [f"- {r.name}: {r.error}" for r in errors.itertuples()]
-    figures += tile_sweep.figures(kernel, args.out, precisions)
-    md += ["", "## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures if p.suffix == ".png"]
+        body += ["## Benchmarks that failed", ""] + [f"- {r.name}: {r.error}" for r in errors.itertuples()] + [""]
+    figures = ladder_figures + roofline_figures + tile_figures
+    body += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures if p.suffix == ".png"]
+    md = header(context, args.results, args.command, table) + contents(body) + body
     (args.out / "report.md").write_text("\n".join(md) + "\n")
-    print(f"wrote {args.out / 'report.md'}, results.csv and {len(figures)} figure files")
+    print(f"wrote {args.out / 'report.md'}, results.csv, account.json, ladder_steps.csv and "
+          f"{len(figures)} figure files")
 
 
 def cli():

@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""A compact markdown table of one shape from a gemm-bench results JSON (the README's table):
-GFLOP/s, % of cuBLAS, and the counters that explain each step.
+"""Compact markdown tables of a gemm-bench results JSON.
 
-The rows are the variants tagged `summary` (in the order gemm-bench ran them), or --tags, or an
-explicit --variants list (needed for results written before gemm-bench recorded tags).
+--shape S: the variants tagged `summary` (in the order gemm-bench ran them), or --tags, or an
+explicit --variants list (needed for results written before gemm-bench recorded tags), at shape S:
+GFLOP/s, % of cuBLAS and the counters that explain each step.
 
-Example: scripts/summary_table.py reports/h200/results.json --shape 4096x4096x4096
+--ladders: the README's ladder table, from the same data and code as the report: per ladder (FP32
+and FP64 on the CUDA cores, TF32 and FP64 on the tensor cores) its fastest rung at the headline
+shape (the largest square), its GFLOP/s, % of cuBLAS of the same arithmetic, % of the ceiling of
+the unit it runs on, its limiter and explained share, and the clock and power state it ran at;
+--also FILE@SHAPE adds a column of % of cuBLAS of the same rung family in another file.
+--readme README.md writes the table between the README's ladder-table markers instead of printing it.
+
+Examples: scripts/summary_table.py reports/h200/results.json --shape 4096x4096x4096
+          scripts/summary_table.py reports/h100-80gb-hbm3/results.json --ladders --readme README.md
 """
 import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_study import readme_table  # noqa: E402
 from gemm_study.errors import InputError, run_cli  # noqa: E402
 from gemm_study.names import check_shape  # noqa: E402
 from gemm_study.formatting import markdown_table  # noqa: E402
@@ -37,10 +46,19 @@ def chosen_variants(frame, variants, tags):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path)
-    parser.add_argument("--shape", required=True, help="MxNxK")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--shape", help="MxNxK")
+    what.add_argument("--ladders", action="store_true", help="the README's ladder table (see above)")
+    parser.add_argument("--also", action="append", default=[], metavar="FILE@SHAPE",
+                        help="with --ladders: a column of %% of cuBLAS in another results file at a shape")
+    parser.add_argument("--readme", type=Path, help="with --ladders: write the table into this README's markers")
     parser.add_argument("--tags", default=DEFAULT_TAGS, help="variants having any of these tags (default summary)")
     parser.add_argument("--variants", help="comma-separated variants, in table order (overrides --tags)")
     args = parser.parse_args(argv)
+    if args.ladders:
+        return readme_table.main(args)
+    if args.also or args.readme:
+        raise InputError("--also and --readme go with --ladders")
     check_shape(args.shape)
     frame = one_row_per_benchmark(load_frame(args.results)[1])
     frame = frame[(frame["shape"] == args.shape) & ~frame.end_to_end & frame.error.isna()]

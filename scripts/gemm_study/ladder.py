@@ -1,35 +1,54 @@
-"""The ladder section of the report: per precision and shape, the best variant of each rung
-(tags ladder / tensor_core, rung numbers from the variant's facts), from the seeds' best kernel
-up to cuBLAS, with % of cuBLAS, % of peak, the counters that moved at each step and the ncu
-command that opens the row."""
+"""The study's four ladders and their rows at one shape.
+
+A ladder is a level of the family manifest (kernels/manifest.inc: `ladder`, the CUDA-core rungs,
+or `tensor_core`) in one storage precision and one arithmetic (the rows' `compute` fact): FP32
+and FP64 on the CUDA cores, TF32 (FP32 storage) and FP64 on the tensor cores. Its rungs are the
+manifest's families of that level in manifest order, numbered by the manifest
+(manifest.load_families), never by the rows' own `rung` fact, so two families can never share a
+rung and a family without rows at a shape is shown as not run, not dropped. The CUDA-core ladders
+start at rung 0, the write-ups' best kernel (shared/tile:32); the tensor-core ladders start at
+the top of the CUDA-core ladder of their precision.
+
+Each rung shows its representative variant (the one tagged `summary`, which the registry gives
+each family's representative configuration; the fastest where none is tagged), its % of cuBLAS
+of the same arithmetic (TF32 rungs against cublas_tf32, FP64 tensor rungs against cuBLAS DGEMM),
+its % of the best library (the faster of cuBLAS and cuBLASLt of that arithmetic, named), its % of
+its own ceiling (ceilings.ceiling_key) and its bottleneck account (account.py)."""
+import json
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-from .catalogue import load_catalogue
+from .ceilings import peak_of
+from .manifest import TAGS, load_families
 from .names import strip_manual_time
-from .footprint import compulsory_read_bytes
-from .formatting import markdown_table, number
-from .manifest import TAGS
-from .results import context_value, has_tag, shapes_by_size
+from .results import has_tag
 
 LADDER_TAGS = (TAGS.ladder, TAGS.tensor_core)
-# The write-ups' best kernel: rung 0, where the ladder starts.
+# The write-ups' best kernel: rung 0, where the CUDA-core ladders start.
 LADDER_START = "shared/tile:32"
-START_RUNG_NAME = "seeds' best (shared-memory tiling)"
+START_RUNG_NAME = "the write-ups' best (shared-memory tiling)"
 # Peak GFLOP/s of the arithmetic a variant does (its `compute` fact), from the context.
 PEAK_KEYS = {"fp32": "peak_fp32_gflops", "tf32": "peak_tf32_gflops", "fp64": "peak_fp64_gflops"}
 NCU_COMMAND = "build/bench/gemm-bench --ncu-command={name}"
-# A step's sentence names at most this many counters, each moved by at least MIN_MOVE.
-COUNTERS_PER_STEP = 3
-MIN_MOVE = 0.05
-# Counters that measure the time itself, not a cause of it.
-NOT_CAUSES = {"gpu_time_ns"}
-# A stall reason below this many warps per issued instruction on both sides costs next to
-# nothing, however large its ratio: 1.5e-07 -> 0.12 is not a cause.
-MIN_STALL = 0.1
-# Tensor-pipe instruction counts explain only steps that involve a tensor-core rung: on sm_90 the
-# HMMA pipe counter also ticks on some CUDA-core kernels (ncu reads the same).
-TENSOR_COUNTS = ("tensor_hmma_inst", "tensor_dmma_inst", "tensor_gmma_inst")
+
+
+@dataclass(frozen=True)
+class Ladder:
+    key: str
+    title: str
+    precision: str
+    level: str      # the manifest level of its rungs
+    compute: str    # the rows' arithmetic
+
+
+LADDERS = (
+    Ladder("fp32", "FP32 on the CUDA cores", "fp32", "ladder", "fp32"),
+    Ladder("fp64", "FP64 on the CUDA cores", "fp64", "ladder", "fp64"),
+    Ladder("tf32", "TF32 on the tensor cores", "fp32", "tensor_core", "tf32"),
+    Ladder("fp64_tensor", "FP64 on the tensor cores", "fp64", "tensor_core", "fp64"),
+)
 
 
 def compute_of(row):
@@ -37,168 +56,122 @@ def compute_of(row):
     return compute if isinstance(compute, str) and compute else row["precision"]
 
 
-def peak_gflops(context, compute):
-    return context_value(context, PEAK_KEYS.get(compute, ""))
+def _computes(frame):
+    return [compute_of(row) for _, row in frame.iterrows()]
 
 
-def ladder_rows(kernel, precision, shape):
-    """The start, the best variant of each rung (ascending) and the references, at one shape."""
-    data = kernel[(kernel.precision == precision) & (kernel["shape"] == shape) & kernel.error.isna()]
-    start = data[data.variant == LADDER_START].assign(rung=0, rung_name=START_RUNG_NAME)
-    rungs = data[has_tag(data, *LADDER_TAGS)]
-    if "rung" in rungs:
-        rungs = rungs[pd.to_numeric(rungs["rung"], errors="coerce").notna()]
-        best = rungs.sort_values("gflops").groupby("rung").tail(1).sort_values("rung")
-    else:
-        best = rungs.iloc[0:0]
-    references = data[has_tag(data, TAGS.reference)].sort_values("gflops")
-    return pd.concat([start, best]), references
+def _of_compute(frame, compute):
+    """Boolean mask: rows doing `compute` arithmetic."""
+    return pd.Series([c == compute for c in _computes(frame)], index=frame.index, dtype=bool)
 
 
-def reference_for(row, references):
-    """cuBLAS of the same precision and the same arithmetic (TF32 rungs: cublas_tf32)."""
-    same = references[[compute_of(r) == compute_of(row) for _, r in references.iterrows()]]
-    return same.iloc[-1] if len(same) else None
+def ladder_families(kernel, ladder):
+    """The manifest families (Family) of the ladder that have rows in its precision and arithmetic."""
+    data = kernel[kernel.precision == ladder.precision]
+    present = {(f, c) for f, c in zip(data.family, _computes(data))}
+    return [f for f in load_families() if f.level == ladder.level and (f.family, ladder.compute) in present]
 
 
-SECTOR_BYTES = 32
+def families_without_rows(kernel):
+    """Manifest rung families with no row in the results at all (their ladder is unknown)."""
+    present = set(kernel.family)
+    return [f for f in load_families() if f.rung and f.family not in present]
 
 
-def traffic_bytes(row, level):
-    """Bytes read plus written at `level` ('dram' or 'l2'): from {level}_read/write_bytes, or
-    from {level}_read/write_sectors (32 bytes each); NaN where the counters are absent."""
-    for unit, scale in (("bytes", 1), ("sectors", SECTOR_BYTES)):
-        try:
-            moved = (float(row.get(f"{level}_read_{unit}")) + float(row.get(f"{level}_write_{unit}"))) * scale
-        except (TypeError, ValueError):
-            continue
-        if np.isfinite(moved):
-            return moved
-    return np.nan
+def representative(rows):
+    """The row tagged summary (the family's representative configuration), else the fastest."""
+    tagged = rows[has_tag(rows, TAGS.summary)]
+    pool = tagged if len(tagged) else rows
+    return pool.sort_values("gflops").iloc[-1]
 
 
-def flop_per_byte(row, level):
-    """FLOP per byte moved at `level` ('dram' or 'l2'), NaN where the counters are absent."""
-    moved = traffic_bytes(row, level)
-    return 2.0 * row["m"] * row["n"] * row["k"] / moved if moved > 0 else np.nan
+def skipped_reasons(context):
+    """{benchmark name: reason} of the context's `skipped` list (refused or capped benchmarks)."""
+    try:
+        listed = json.loads(context.get("skipped") or "[]")
+    except (TypeError, ValueError):
+        return {}
+    return {item["benchmark"]: item.get("reason", "") for item in listed
+            if isinstance(item, dict) and isinstance(item.get("benchmark"), str)}
 
 
-def annotate(rows, references, context):
+def _not_run(family, ladder, shape, context):
+    m, n, k = shape.split("x")
+    suffix = f"/m:{m}/n:{n}/k:{k}"
+    prefix = f"gemm/{ladder.precision}/{family.family}"
+    reasons = [r for name, r in skipped_reasons(context).items() if name.startswith(prefix) and name.endswith(suffix)]
+    return {"variant": "not run", "family": family.family, "precision": ladder.precision, "shape": shape,
+            "gflops": np.nan, "not_run": reasons[0] if reasons else "no benchmark at this shape"}
+
+
+def _start_row(kernel, ladder, shape):
+    """Rung 0 of a CUDA-core ladder, or the top CUDA-core rung that starts a tensor ladder."""
+    data = kernel[(kernel.precision == ladder.precision) & (kernel["shape"] == shape)]
+    if ladder.level == "ladder":
+        start = data[data.variant == LADDER_START]
+        return (start.iloc[0].copy() if len(start) else None), 0, START_RUNG_NAME
+    cuda_core = next(l for l in LADDERS if l.level == "ladder" and l.precision == ladder.precision)
+    families = ladder_families(kernel, cuda_core)
+    for family in reversed(families):
+        rows = data[(data.family == family.family) & _of_compute(data, cuda_core.compute)]
+        if len(rows):
+            return representative(rows).copy(), family.rung, f"start: {family.rung_name}"
+    return None, None, ""
+
+
+def ladder_rows(kernel, ladder, shape, context=None):
+    """The ladder's rows at a shape: its start, then one per rung family (a 'not run' row where
+    the family has no benchmark at this shape), with rung, rung_name and `start` set."""
+    data = kernel[(kernel.precision == ladder.precision) & (kernel["shape"] == shape)]
+    rows = []
+    start, rung, name = _start_row(kernel, ladder, shape)
+    if start is not None:
+        rows.append(start.to_dict() | {"rung": rung, "rung_name": name, "start": True})
+    for family in ladder_families(kernel, ladder):
+        mine = data[(data.family == family.family) & _of_compute(data, ladder.compute)]
+        row = representative(mine).to_dict() if len(mine) else _not_run(family, ladder, shape, context or {})
+        rows.append(row | {"rung": family.rung, "rung_name": family.rung_name, "start": False})
+    return pd.DataFrame(rows)
+
+
+def references(kernel, ladder, shape):
+    """cuBLAS and cuBLASLt rows of the ladder's precision and arithmetic at the shape, slowest first."""
+    data = kernel[(kernel.precision == ladder.precision) & (kernel["shape"] == shape) & has_tag(kernel, TAGS.reference)]
+    same = data[_of_compute(data, ladder.compute)]
+    return same.sort_values("gflops")
+
+
+def library_name(row):
+    return "cuBLASLt" if str(row["family"]).startswith("cublaslt") else "cuBLAS"
+
+
+def reference_row(refs):
+    """The cuBLAS (not cuBLASLt) row: what `% of cuBLAS` is against."""
+    plain = refs[[library_name(r) == "cuBLAS" for _, r in refs.iterrows()]]
+    return plain.iloc[-1] if len(plain) else None
+
+
+def annotate(rows, refs, table):
+    """rows with % of cuBLAS, % of the best library (and its name), % of their own ceiling and
+    the ncu command. `table`: ceilings.ceilings()."""
     out = rows.copy()
-    out["pct_of_reference"] = [
-        100 * r["gflops"] / ref["gflops"] if (ref := reference_for(r, references)) is not None else np.nan
-        for _, r in rows.iterrows()]
-    out["pct_of_peak"] = [100 * r["gflops"] / peak_gflops(context, compute_of(r)) for _, r in rows.iterrows()]
-    out["flop_per_dram_byte"] = [flop_per_byte(r, "dram") for _, r in rows.iterrows()]
-    out["ncu"] = [f"`{NCU_COMMAND.format(name=strip_manual_time(r['name']))}`" for _, r in rows.iterrows()]
+    cublas = reference_row(refs)
+    best = refs.iloc[-1] if len(refs) else None
+    out["pct_of_reference"] = [100 * g / cublas["gflops"] if cublas is not None else np.nan for g in rows.gflops]
+    out["pct_of_best_library"] = [100 * g / best["gflops"] if best is not None else np.nan for g in rows.gflops]
+    out["best_library"] = library_name(best) if best is not None else ""
+    out["pct_of_peak"] = [100 * r["gflops"] / peak_of(r, table) if isinstance(r.get("name"), str) else np.nan
+                          for _, r in rows.iterrows()]
+    out["ncu"] = [f"`{NCU_COMMAND.format(name=strip_manual_time(r['name']))}`" if isinstance(r.get("name"), str)
+                  else "" for _, r in rows.iterrows()]
     return out
 
 
-# ----------------------------------------------------------------------------- steps
-
-def counter_moves(a, b, catalogue=None):
-    """(counter, before, after, size of the move) for every catalogue counter both rows have,
-    largest move first. Percentages move by points/100, counts by their relative change."""
-    catalogue = catalogue or load_catalogue()
-    moves = []
-    for name, metric in catalogue.items():
-        if metric.kind == "timing" or name in NOT_CAUSES:
-            continue
-        try:
-            x, y = float(a.get(name)), float(b.get(name))
-        except (TypeError, ValueError):
-            continue
-        if not (np.isfinite(x) and np.isfinite(y)) or max(abs(x), abs(y)) == 0:
-            continue
-        if name.startswith("dram_") and max(x, y) < 0.5 * compulsory_read_bytes(a):
-            continue  # inputs resident in L2: DRAM bytes are noise here
-        if not explains(name, metric, x, y, a, b):
-            continue
-        size = abs(y - x) / 100 if metric.is_percent else abs(y - x) / max(abs(x), abs(y))
-        moves.append((name, x, y, size))
-    return sorted(moves, key=lambda move: -move[3])
-
-
-def _tensor_core(row):
-    tags = row.get("tags")
-    return isinstance(tags, (list, tuple)) and TAGS.tensor_core in tags
-
-
-def explains(name, metric, x, y, a, b):
-    """Whether a move of this counter between rows a and b can be a cause worth naming: not a
-    stall too small to matter, not the hardware conflict counter's residue (wavefronts are the
-    evidence for conflicts), not a tensor count between two CUDA-core kernels."""
-    if name.startswith("stall_") and max(abs(x), abs(y)) < MIN_STALL:
-        return False
-    if "bank_conflicts" in name or name == "smem_ld_conflicts_per_request":
-        return False
-    if name in TENSOR_COUNTS and not (_tensor_core(a) or _tensor_core(b)):
-        return False
-    return True
-
-
-def judgement(better, before, after):
-    if better not in ("lower", "higher") or before == after:
-        return ""
-    improved = (after < before) == (better == "lower")
-    return " (better)" if improved else " (worse)"
-
-
-def describe_move(name, before, after, catalogue):
-    metric = catalogue[name]
-    verb = "rises" if after > before else "falls"
-    if metric.is_percent:
-        text = f"{name} {verb} from {number(before)}% to {number(after)}%"
-    elif min(abs(before), abs(after)) > 1e-3 * max(abs(before), abs(after)):
-        factor = max(before, after) / min(before, after)
-        text = f"{name} {verb} {factor:.2f}x ({number(before)} -> {number(after)})"
-    else:
-        text = f"{name} {verb} from {number(before)} to {number(after)}"
-    return text + judgement(metric.better, before, after)
-
-
-def step_sentence(a, b, catalogue=None):
-    """'rung 1 -> rung 2 (...)': GFLOP/s ratio and the counters that moved most."""
-    catalogue = catalogue or load_catalogue()
-    head = (f"rung {int(a['rung'])} ({a['variant']}) -> rung {int(b['rung'])} {b.get('rung_name') or ''} "
-            f"({b['variant']}), {a['precision']} {a['shape']}: {number(a['gflops'])} -> {number(b['gflops'])} "
-            f"GFLOP/s (x{b['gflops'] / a['gflops']:.2f})")
-    moves = [m for m in counter_moves(a, b, catalogue) if m[3] >= MIN_MOVE][:COUNTERS_PER_STEP]
-    if not moves:
-        return head + "; no counter moved by more than 5%."
-    return head + "; " + "; ".join(describe_move(n, x, y, catalogue) for n, x, y, _ in moves) + "."
-
-
-def step_sentences(rows, catalogue=None):
-    ordered = [r for _, r in rows.iterrows()]
-    return [step_sentence(a, b, catalogue) for a, b in zip(ordered, ordered[1:])]
-
-
-# ----------------------------------------------------------------------------- markdown
-
-TABLE_COLUMNS = ["rung", "rung_name", "variant", "gflops", "pct_of_reference", "pct_of_peak",
-                 "flop_per_dram_byte", "ncu"]
-TABLE_HEADERS = ["rung", "rung name", "best variant", "GFLOP/s", "% of cuBLAS (same arithmetic)",
-                 "% of peak", "FLOP per DRAM byte", "open in Nsight Compute"]
-
-
-def section(kernel, context, precision):
-    """Markdown lines of the ladder for one precision (empty when it has no rung)."""
-    data = kernel[kernel.precision == precision]
-    if not has_tag(data, *LADDER_TAGS).any():
-        return []
-    lines = [f"## The ladder, {precision}", "",
-             "Rung 0 is the write-ups' best kernel; each rung shows its best variant; % of cuBLAS is "
-             "against cuBLAS with the same arithmetic (TF32 rungs against cublas_tf32), % of peak "
-             "against the peak of that arithmetic in the context.", ""]
-    catalogue = load_catalogue()
-    for shape in shapes_by_size(data):
-        rows, references = ladder_rows(kernel, precision, shape)
-        if rows.empty:
-            continue
-        table = pd.concat([annotate(rows, references, context),
-                           annotate(references, references, context).assign(rung_name="reference")])
-        table["rung"] = table["rung"].map(lambda r: str(int(r)) if pd.notna(r) and r != "" else "")
-        lines += [f"### {precision}, {shape}", "", markdown_table(table, TABLE_COLUMNS, TABLE_HEADERS), ""]
-        lines += [f"- {s}" for s in step_sentences(rows, catalogue)] + [""]
-    return lines
+def pct_of_same_arithmetic(kernel):
+    """Each row's GFLOP/s over cuBLAS's (not cuBLASLt's) of the same precision, arithmetic and
+    shape, in %: TF32 kernels against cuBLAS TF32, never against FP32 SGEMM. NaN without it."""
+    refs = kernel[has_tag(kernel, TAGS.reference)]
+    cublas = {(r["precision"], compute_of(r), r["shape"]): r["gflops"] for _, r in refs.iterrows()
+              if library_name(r) == "cuBLAS"}
+    return pd.Series([100 * r["gflops"] / cublas.get((r["precision"], compute_of(r), r["shape"]), np.nan)
+                      for _, r in kernel.iterrows()], index=kernel.index, dtype=float)

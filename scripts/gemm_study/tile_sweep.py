@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .footprint import compulsory_read_bytes
+from .footprint import compulsory_read_bytes, working_set_bytes
 from .formatting import number, save_figure
 from .manifest import TAGS
 from .results import has_tag, max_warps_per_sm, shapes_by_size
@@ -140,7 +140,21 @@ def twin_families(frame):
     return twins
 
 
-def figures(frame, out, precisions):
+# The counters figure: these, and memory_counter's choice.
+FIGURE_COUNTERS = ["gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy"]
+
+
+def memory_counter(rows, l2_bytes):
+    """The memory counter of the counters figure: DRAM bytes read where the working set A+B+C
+    is larger than L2 (where it fits, a warm launch reads a residue of what the previous launch
+    left, not the kernel's traffic), else the sectors the SMs read from L2."""
+    fits = [working_set_bytes(r) <= l2_bytes for _, r in rows.iterrows()]
+    return "l2_read_sectors" if all(fits) and "l2_read_sectors" in rows else "dram_read_bytes"
+
+
+def figures(frame, out, precisions, l2_bytes=math.inf):
+    """The tile figures: GFLOP/s against the tile edge at every shape, and the counters against
+    it at the largest shape where the most variants have counters. `l2_bytes`: the GPU's L2."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -170,15 +184,15 @@ def figures(frame, out, precisions):
         written += save_figure(fig, out / f"gflops_vs_tile_{precision}")
         plt.close(fig)
 
-        available = data.get("counters_available", pd.Series(0, index=data.index)) == 1
-        with_counters = data[available]
+        # The largest shape at which the most variants have every counter of the figure: the
+        # SASS-instrumented ones (wavefronts per request) stop at the counter cap.
+        complete = all(c in data for c in FIGURE_COUNTERS)
+        with_counters = data[data[FIGURE_COUNTERS].notna().all(axis=1)] if complete else data.iloc[0:0]
         if not with_counters.empty:
-            # The largest shape at which the most variants have counters: the default study
-            # caps the write-ups' counters below its largest size, all but the ladder's start.
             counts = with_counters.groupby("shape").size()
             shape = max(reversed(shapes_by_size(with_counters)), key=lambda s: counts[s])
             sub = with_counters[with_counters["shape"] == shape]
-            counters = ["gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy", "dram_read_bytes"]
+            counters = [*FIGURE_COUNTERS, memory_counter(sub, l2_bytes)]
             fig, axes = plt.subplots(1, len(counters), figsize=(4.2 * len(counters), 3.8))
             for ax, counter in zip(axes, counters):
                 for family, group in sub.groupby("family", sort=False):
@@ -196,27 +210,7 @@ def figures(frame, out, precisions):
             written += save_figure(fig, out / f"counters_vs_tile_{precision}")
             plt.close(fig)
 
-    everything = frame[~frame.end_to_end & ~has_tag(frame, TAGS.cpu)]
-    for precision in precisions:
-        data = everything[everything.precision == precision]
-        if data.empty:
-            continue
-        shape = shapes_by_size(data)[-1]
-        best = data[data["shape"] == shape].sort_values("gflops").groupby("family").tail(1).sort_values("gflops")
-        fig, ax = plt.subplots(figsize=(8, 0.35 * len(best) + 1.5))
-        reference = has_tag(best, TAGS.reference)
-        ax.barh(best.variant, best.gflops, color=["tab:gray" if r else "tab:blue" for r in reference])
-        ax.set(xlabel="GFLOP/s", title=f"Every family, {precision} {shape} (best of each; grey: cuBLAS)")
-        fig.tight_layout()
-        written += save_figure(fig, out / f"ladder_{precision}")
-        plt.close(fig)
     return written
-
-
-def _tile_axis(ax, edges):
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(edges, [str(e) for e in edges])
-    ax.minorticks_off()
 
 
 def _tile_axis(ax, edges):

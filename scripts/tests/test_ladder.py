@@ -1,15 +1,149 @@
-"""The ladder section and the roofline: rungs from the facts, references of the same arithmetic,
-peaks from the context, counters and their directions from the catalogue."""
+"""The ladders: rungs and their numbers from the family manifest (every rung family shown, one
+family per (precision, rung)), references of the same arithmetic, the best library named, each
+rung against the ceiling of the unit it runs on; the counters that moved."""
+import json
+
 import pytest
 
+import study_rows
 from conftest import ladder_entry, recorded_entry, write_contract_run
-from gemm_study import ladder, roofline
+from gemm_study import account, ceilings, ladder, ladder_report, moves, seeds
+from gemm_study.manifest import load_families
 from gemm_study.results import load_results, one_row_per_benchmark, to_frame
 from report import main as report_main
 
 TEMPLATE = "gemm/fp32/shared/tile:32/m:512/n:512/k:512/manual_time"
 BASE = {"dram_read_bytes": 2.2e6, "dram_write_bytes": 1.1e6, "l2_read_sectors": 4e6, "l2_write_sectors": 1e5}
+SHAPE = "1024x1024x1024"
 
+
+def kernel_of(path):
+    context, entries = load_results(path)
+    frame = one_row_per_benchmark(to_frame(entries))
+    kernel = seeds.enrich(frame[~frame.end_to_end & frame.error.isna()], context)
+    kernel, _ = account.add_columns(kernel, context)
+    return context, kernel
+
+
+@pytest.fixture
+def synthetic(tmp_path):
+    return kernel_of(study_rows.write(tmp_path / "study.json"))
+
+
+def view(kernel, context, key, shape=SHAPE):
+    lad = next(l for l in ladder.LADDERS if l.key == key)
+    return ladder_report.ShapeLadder(kernel, lad, shape, context, ceilings.ceilings(context, kernel))
+
+
+def test_every_rung_family_of_the_manifest_is_on_its_ladder_once(synthetic):
+    context, kernel = synthetic
+    shown = {}
+    for lad in ladder.LADDERS:
+        rows = view(kernel, context, lad.key).rows
+        rungs = rows[~rows.start.astype(bool)]
+        assert list(rungs.rung) == sorted(rungs.rung), lad.key  # manifest order
+        for family, rung in zip(rungs.family, rungs.rung):
+            shown.setdefault((lad.precision, rung), set()).add(family)
+    manifest = {f.family: f.rung for f in load_families() if f.rung}
+    assert all(len(families) == 1 for families in shown.values())  # one family per (precision, rung)
+    assert {family for families in shown.values() for family in families} == set(manifest)
+    assert all(manifest[next(iter(families))] == rung for (_, rung), families in shown.items())
+
+
+def test_the_report_shows_every_manifest_rung(tmp_path):
+    out = tmp_path / "out"
+    assert report_main([str(study_rows.write(tmp_path / "study.json")), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    for family in load_families():
+        if family.rung:
+            assert f"| {family.rung} | {family.rung_name} | {family.family}/" in text, family.family
+
+
+def test_rung_numbers_come_from_the_manifest_not_the_rows(tmp_path):
+    """Rows recorded with the old numbering (mma_tf32 at rung 9 beside tuned) still get the manifest's."""
+    entries = study_rows.study()
+    for entry in entries:
+        if entry["variant"]["family"] in ("tuned", "mma_tf32"):
+            entry["variant"]["rung"] = 9
+    context, kernel = kernel_of(study_rows.write(tmp_path / "old.json", entries))
+    rows = view(kernel, context, "tf32").rows.set_index("family")
+    manifest = {f.family: f.rung for f in load_families()}
+    assert rows.loc["mma_tf32", "rung"] == manifest["mma_tf32"] != rows.loc["tuned", "rung"] == manifest["tuned"]
+
+
+def test_a_rung_without_a_benchmark_at_the_shape_is_shown_not_run_with_the_reason(tmp_path):
+    entries = [e for e in study_rows.study() if not e["name"].startswith("gemm/fp32/wgmma_tma/")]
+    # wgmma_tma ran at another shape, refused at this one.
+    other = study_rows.entry("fp32", "wgmma_tma/bm:128/bn:128", 300000, ("tensor_core", "summary"), compute="tf32",
+                             shape=(2048, 2048, 2048))
+    skipped = json.dumps([{"benchmark": "gemm/fp32/wgmma_tma/bm:128/bn:128/m:1024/n:1024/k:1024",
+                           "reason": "wgmma_tma: refused here"}])
+    context, kernel = kernel_of(study_rows.write(tmp_path / "s.json", entries + [other], {"skipped": skipped}))
+    shown = view(kernel, context, "tf32")
+    row = shown.rows.set_index("family").loc["wgmma_tma"]
+    assert row["variant"] == "not run" and row["not_run"] == "wgmma_tma: refused here"
+    assert "| 12 | wgmma + TMA | not run (wgmma_tma: refused here) |" in shown.table(ladder_report.COLUMNS)
+    steps = [s.label for s in shown.steps]
+    assert "11 mma_tf32_pipelined -> 13 wgmma_persistent" in steps  # stepped over
+
+
+def test_tensor_rungs_against_the_library_of_their_arithmetic_and_the_best_library_named(synthetic):
+    context, kernel = synthetic
+    tf32 = view(kernel, context, "tf32").rows.set_index("family")
+    assert tf32.loc["wgmma_tma", "pct_of_reference"] == pytest.approx(100 * 326000 / 345000)  # cublas_tf32
+    fp32 = view(kernel, context, "fp32")
+    rows = fp32.rows.set_index("family")
+    assert rows.loc["tuned", "pct_of_reference"] == pytest.approx(100 * 49100 / 51500)      # cuBLAS SGEMM
+    assert rows.loc["tuned", "pct_of_best_library"] == pytest.approx(100 * 49100 / 52500)   # cuBLASLt faster
+    assert fp32.best_library == "cuBLASLt"
+    assert "% of best library (cuBLASLt)" in fp32.table(ladder_report.COLUMNS)
+    fp64 = view(kernel, context, "fp64_tensor").rows.set_index("family")
+    assert fp64.loc["mma_fp64_m16n8k16", "pct_of_reference"] == pytest.approx(100 * 48800 / 58600)
+
+
+def test_each_row_against_the_ceiling_of_its_own_unit(synthetic):
+    context, kernel = synthetic
+    table = ceilings.ceilings(context, kernel)
+    fp64 = view(kernel, context, "fp64_tensor")
+    rows = fp64.rows.set_index("family")
+    assert rows.loc["mma_fp64_m16n8k16", "pct_of_peak"] == pytest.approx(100 * 48800 / table["fp64_tensor"].value)
+    assert rows.loc["tuned", "pct_of_peak"] == pytest.approx(100 * 24550 / table["fp64"].value)  # the start: CUDA cores
+    dgemm = fp64.references.iloc[0]
+    assert dgemm["pct_of_peak"] == pytest.approx(100 * 58600 / table["fp64_tensor"].value)  # DGEMM runs DMMA
+
+
+def test_overview_percentages_against_the_same_arithmetic(synthetic):
+    context, kernel = synthetic
+    pct = ladder.pct_of_same_arithmetic(kernel)
+    row = kernel[kernel.variant == "wgmma_tma/bm:128/bn:128"].index[0]
+    assert pct[row] == pytest.approx(100 * 326000 / 345000)  # not 633% of SGEMM
+
+
+def test_the_ceilings_and_the_h100_datasheet():
+    context = dict(study_rows.CONTEXT)
+    table = ceilings.ceilings(context)
+    assert table["tf32"].value == pytest.approx(2048 * 132 * 1980 / 1e3)
+    assert table["fp64_tensor"].value == pytest.approx(256 * 132 * 1980 / 1e3)
+    checks = {label: (value, implied) for label, value, _, _, implied in ceilings.datasheet_check(context, table)}
+    assert checks["FP32 FMA, CUDA cores"][0] == pytest.approx(67000, rel=0.002)   # 67 TFLOP/s
+    assert checks["FP64, tensor cores"][0] == pytest.approx(67000, rel=0.002)     # 67 TFLOP/s
+    assert checks["FP64 FMA, CUDA cores"][0] == pytest.approx(34000, rel=0.02)    # 34 TFLOP/s, rounded
+    assert checks["DRAM"][0] == pytest.approx(3350, rel=0.001)                    # 3.35 TB/s
+    assert checks["TF32, tensor cores"][1] == pytest.approx(1831, abs=1)  # 495 TFLOP/s assumes 1,830 MHz
+    assert ceilings.datasheet_check(dict(context, gpu_name="NVIDIA H200"), table) == []
+    unknown = dict(context, gpu_compute_capability="7.5")
+    assert "tf32" not in ceilings.ceilings(unknown) and "fp32" in ceilings.ceilings(unknown)
+
+
+def test_the_tensor_rate_measured_from_the_counters(synthetic):
+    context, kernel = synthetic
+    rates = ceilings.tensor_flop_per_pipe_cycle(kernel, context)
+    # Built with the tensor pipe busy 75% of the time: FLOP / (0.75 x time x SMs x clock) per SM.
+    assert rates["wgmma_tma"] == pytest.approx(326000e9 / (0.75 * 132 * 1.98e9), rel=1e-6)
+    assert set(rates) == {f.family for f in load_families() if f.level == "tensor_core"}
+
+
+# ----------------------------------------------------------------------------- legacy rows and moves
 
 def rungs():
     t = recorded_entry(TEMPLATE)
@@ -20,117 +154,46 @@ def rungs():
                      dict(BASE, smem_ld_requests=2e6, stall_mio_throttle=5.0, fma_pipe_util_pct=20.0)),
         ladder_entry(t, "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8", 2, "2-D register blocking", 16000,
                      dict(BASE, smem_ld_requests=2.5e5, stall_mio_throttle=1.0, fma_pipe_util_pct=60.0)),
-        ladder_entry(t, "mma_tf32/bm:128/bn:128", 3, "TF32 mma.sync", 25000,
-                     dict(BASE, smem_ld_requests=2.5e5, tensor_pipe_util_pct=40.0), compute="tf32",
-                     tags=("tensor_core",)),
     ]
 
 
-@pytest.fixture
-def run(tmp_path):
-    return write_contract_run(tmp_path / "run.json", rungs())
+def test_rows_without_the_account_counters_step_with_the_counters_that_moved(tmp_path):
+    context, kernel = kernel_of(write_contract_run(tmp_path / "run.json", rungs()))
+    shown = view(kernel, context, "fp32", "512x512x512")
+    assert list(shown.rows.variant[:3]) == ["shared/tile:32", "blocktile_1d/bm:64/bn:64/bk:8/tm:8",
+                                            "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8"]
+    step = shown.steps[1]
+    assert step.label == "1 blocktile_1d -> 2 blocktile_2d" and step.verdict == "no prediction"
+    assert step.sentence.startswith("measured x1.33; no prediction, no account on either rung: no ")
+    assert "stall_mio_throttle falls 4.00x (4 -> 1) (better)" in step.sentence
+    assert "fma_pipe_util_pct rises from 30% to 60% (better)" in step.sentence
+    assert "No account for" in "\n".join(shown.no_account_note())
 
 
-def kernel_of(path):
-    from gemm_study import seeds
-
-    context, entries = load_results(path)
-    frame = one_row_per_benchmark(to_frame(entries))
-    return context, seeds.enrich(frame[~frame.end_to_end & frame.error.isna()], context)
-
-
-def test_best_variant_of_each_rung_from_the_seeds_best(run):
-    context, kernel = kernel_of(run)
-    rows, references = ladder.ladder_rows(kernel, "fp32", "512x512x512")
-    assert list(rows.variant) == ["shared/tile:32", "blocktile_1d/bm:64/bn:64/bk:8/tm:8",
-                                  "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8", "mma_tf32/bm:128/bn:128"]
-    assert list(rows.rung) == [0, 1, 2, 3]
-    assert set(references.variant) == {"cublas", "cublas_tf32"}
-
-
-def test_tf32_rungs_compare_with_cublas_tf32_and_the_tf32_peak(run):
-    context, kernel = kernel_of(run)
-    rows, references = ladder.ladder_rows(kernel, "fp32", "512x512x512")
-    table = ladder.annotate(rows, references, context).set_index("rung")
-    cublas = recorded_entry("gemm/fp32/cublas/m:512/n:512/k:512/manual_time")["gflops"]
-    cublas_tf32 = recorded_entry("gemm/fp32/cublas_tf32/m:512/n:512/k:512/manual_time")["gflops"]
-    assert table.loc[2, "pct_of_reference"] == pytest.approx(100 * 16000 / cublas)
-    assert table.loc[3, "pct_of_reference"] == pytest.approx(100 * 25000 / cublas_tf32)
-    assert table.loc[3, "pct_of_peak"] == pytest.approx(100 * 25000 / 494700)
-    assert table.loc[2, "pct_of_peak"] == pytest.approx(100 * 16000 / float(context["peak_fp32_gflops"]))
-    assert table.loc[2, "flop_per_dram_byte"] == pytest.approx(2 * 512**3 / 3.3e6)
-    assert table.loc[2, "ncu"] == ("`build/bench/gemm-bench --ncu-command="
-                                   "gemm/fp32/blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8/m:512/n:512/k:512`")
-
-
-def test_step_sentences_name_the_counters_that_moved_with_the_catalogue_direction(run):
-    context, kernel = kernel_of(run)
-    rows, _ = ladder.ladder_rows(kernel, "fp32", "512x512x512")
-    sentences = ladder.step_sentences(rows)
-    step = sentences[1]  # rung 1 -> rung 2
-    assert step.startswith("rung 1 (blocktile_1d/bm:64/bn:64/bk:8/tm:8) -> rung 2 2-D register blocking")
-    assert "(x1.33)" in step
-    assert "stall_mio_throttle falls 4.00x (4 -> 1) (better)" in step
-    assert "smem_ld_requests falls 4.00x" in step
-    assert "fma_pipe_util_pct rises from 30% to 60% (better)" in step
-
-
-def test_dram_bytes_of_l2_resident_inputs_are_not_a_cause(run):
-    context, kernel = kernel_of(run)
-    rows, _ = ladder.ladder_rows(kernel, "fp32", "512x512x512")
-    a, b = rows.iloc[1].copy(), rows.iloc[2].copy()
-    b["dram_read_bytes"] = a["dram_read_bytes"] / 3  # both far below the compulsory 2 MiB of A+B
-    a["dram_read_bytes"] = 1e5
-    b["dram_read_bytes"] = 3e4
-    assert "dram_read_bytes" not in [m[0] for m in ladder.counter_moves(a, b)]
-
-
-def test_report_has_the_ladder_and_the_roofline(run, tmp_path):
-    out = tmp_path / "out"
-    assert report_main([str(run), "--out", str(out)]) == 0
-    text = (out / "report.md").read_text()
-    assert "## The ladder, fp32" in text and "### fp32, 512x512x512" in text
-    assert "## The ladder, fp64" not in text  # no fp64 rung in this run
-    assert "| 3 | TF32 mma.sync | mma_tf32/bm:128/bn:128 |" in text
-    assert "![roofline_fp32](roofline_fp32.png)" in text
-    assert (out / "roofline_fp32.png").stat().st_size > 1000
-
-
-def test_roofline_draws_the_levels_whose_counters_exist(run):
-    context, kernel = kernel_of(run)
-    points = roofline.roofline_points(kernel, "fp32")
-    assert roofline.levels_present(points) == ["dram", "l2"]
-    without_l2 = points.drop(columns=["l2_read_sectors", "l2_write_sectors"])
-    assert roofline.levels_present(without_l2) == ["dram"]
-    assert roofline.levels_present(without_l2.drop(columns=["dram_read_bytes"])) == []
-    assert [label for label, _ in roofline.compute_ceilings(context, "fp32")] == ["FP32 peak", "TF32 peak"]
-
-
-def test_l2_traffic_in_bytes_or_sectors():
-    import pandas as pd
-
-    row = pd.Series({"m": 2, "n": 2, "k": 2, "l2_read_sectors": 1.0, "l2_write_sectors": 1.0})
-    assert ladder.traffic_bytes(row, "l2") == 64
-    row = pd.Series({"m": 2, "n": 2, "k": 2, "l2_read_bytes": 10.0, "l2_write_bytes": 6.0})
-    assert ladder.flop_per_byte(row, "l2") == 1.0
-
-
-def test_results_without_rungs_have_no_ladder_section(tmp_path, recorded):
-    assert report_main([str(recorded), "--out", str(tmp_path)]) == 0
-    assert "## The ladder" not in (tmp_path / "report.md").read_text()
+def test_dram_bytes_of_l2_resident_inputs_are_not_a_cause():
+    a = {"m": 512, "n": 512, "k": 512, "precision": "fp32", "dram_read_bytes": 1e5, "gld_requests": 100.0}
+    b = dict(a, dram_read_bytes=3e4, gld_requests=50.0)  # both far below the compulsory 2 MiB of A+B
+    assert [m[0] for m in moves.counter_moves(a, b)] == ["gld_requests"]
 
 
 def test_steps_name_causes_not_residues():
     """Tiny stalls, the hardware conflict counter and tensor counts between CUDA-core kernels
     are never named as what moved; real moves still are."""
-    from gemm_study import ladder
     a = {"tags": ("ladder",), "stall_mio_throttle": 1.5e-07, "smem_ld_bank_conflicts": 100.0,
-         "tensor_hmma_inst": 10.0, "gld_requests": 400.0, "m": 64, "n": 64, "k": 64}
+         "tensor_hmma_inst": 10.0, "gld_requests": 400.0, "m": 64, "n": 64, "k": 64, "precision": "fp32"}
     b = {"tags": ("ladder",), "stall_mio_throttle": 0.05, "smem_ld_bank_conflicts": 9000.0,
-         "tensor_hmma_inst": 5000.0, "gld_requests": 100.0, "m": 64, "n": 64, "k": 64}
-    names = [move[0] for move in ladder.counter_moves(a, b)]
-    assert names == ["gld_requests"]
+         "tensor_hmma_inst": 5000.0, "gld_requests": 100.0, "m": 64, "n": 64, "k": 64, "precision": "fp32"}
+    assert [move[0] for move in moves.counter_moves(a, b)] == ["gld_requests"]
     b_tensor = dict(b, tags=("tensor_core",))
-    assert "tensor_hmma_inst" in [move[0] for move in ladder.counter_moves(a, b_tensor)]
+    assert "tensor_hmma_inst" in [move[0] for move in moves.counter_moves(a, b_tensor)]
     big_stall = dict(b, stall_mio_throttle=3.0)
-    assert "stall_mio_throttle" in [move[0] for move in ladder.counter_moves(a, big_stall)]
+    assert "stall_mio_throttle" in [move[0] for move in moves.counter_moves(a, big_stall)]
+    assert moves.describe_move("gld_requests", 400.0, 0.0) == "gld_requests falls from 400 to 0 (better)"
+
+
+def test_results_without_rungs_have_no_ladder_section(tmp_path, recorded):
+    assert report_main([str(recorded), "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "## The ladders" in text and "### FP32 on the CUDA cores" not in text
+    assert "No ladder rung in these results." in text
+    assert "Rungs of the manifest with no benchmark in these results: 1 `blocktile_1d`" in text

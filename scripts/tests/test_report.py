@@ -17,9 +17,10 @@ def test_report_from_a_real_run(tmp_path, recorded):
     assert "shared tile:8 -> tile:16 (fp32, 512x512x512)" in text
     assert "gld_sectors falls from 4.194e+06 to 2.097e+06" in text
     assert "Seed 000, table 'row'" in text and "Seed 002 (Tesla T4)" in text
-    for name in ("gflops_vs_tile_fp32", "counters_vs_tile_fp32", "ladder_fp32"):
+    for name in ("gflops_vs_tile_fp32", "counters_vs_tile_fp32"):
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
         assert (tmp_path / f"{name}.svg").exists()
+    assert not (tmp_path / "ladder_fp32.png").exists()  # no rung in this run: no ladder figure
     assert (tmp_path / "results.csv").exists()
 
 
@@ -46,7 +47,7 @@ def test_missing_file(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py",
+@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py", "sol_check.py",
                                     "summary_table.py", "cross_gpu.py"])
 def test_every_script_has_help(script):
     proc = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True)
@@ -58,8 +59,38 @@ def test_ncu_exports_add_an_agreement_section(tmp_path, recorded):
     export = DATA / "ncu_raw_naive_col.csv"  # a 1024^3 benchmark: not in the 512^3 results
     assert report_main([str(recorded), "--out", str(tmp_path), "--ncu", str(export)]) == 0
     text = (tmp_path / "report.md").read_text()
-    assert "## CUPTI vs Nsight Compute (from the given exports)" in text
-    assert "No benchmark of the results appears in the ncu exports." in text
+    assert "## CUPTI vs Nsight Compute" in text
+    assert "From the given exports: No benchmark of the results appears in the ncu exports." in text
+
+
+def test_the_agreement_table_goes_to_its_own_file_linked_with_its_tally(tmp_path, recorded):
+    import json
+
+    name = "gemm/fp32/shared/tile:16/m:512/n:512/k:512"
+    sectors = next(e for e in json.loads(recorded.read_text())["benchmarks"]
+                   if e.get("run_name") == name + "/manual_time")["gld_sectors"]
+    export = tmp_path / "counts.csv"
+    export.write_text('"ID","Kernel Name","NVTX Range","l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"\n'
+                      '"","","","sector"\n'
+                      f'"0","k","gemm:gemm.fp32.shared.tile-16.m-512.n-512.k-512","{sectors:.0f}"\n')
+    out = tmp_path / "out"
+    assert report_main([str(recorded), "--out", str(out), "--ncu", str(export)]) == 0
+    text = (out / "report.md").read_text()
+    assert "[ncu/agreement.md](ncu/agreement.md). 1 of 1 required agreements hold (1 benchmarks)." in text
+    row = f"| {name} | gld_sectors |"
+    assert row in (out / "ncu" / "agreement.md").read_text()
+    assert row not in text
+
+
+def test_the_crosscheck_table_is_linked_not_inlined(tmp_path, recorded):
+    table = tmp_path / "ncu_crosscheck.md"
+    table.write_text("| benchmark | metric |\n|---|---|\n| x | gld_sectors |\n\n5 of 6 required agreements hold (1 benchmarks).\n")
+    out = tmp_path / "out"
+    assert report_main([str(recorded), "--out", str(out), "--ncu-crosscheck", str(table)]) == 0
+    text = (out / "report.md").read_text()
+    assert "[ncu/ncu_crosscheck.md](ncu/ncu_crosscheck.md). 5 of 6 required agreements hold (1 benchmarks)." in text
+    assert "| x | gld_sectors |" not in text
+    assert (out / "ncu" / "ncu_crosscheck.md").read_text() == table.read_text()
 
 
 def test_several_ncu_exports_of_one_benchmark_are_merged(tmp_path):
