@@ -39,10 +39,12 @@ OVERVIEW_COLUMNS = ["variant", "gflops", "pct_of_same_arithmetic", "account_limi
                     "registers_per_thread"]
 OVERVIEW_HEADERS = {"pct_of_same_arithmetic": "% of cuBLAS (same arithmetic)", "account_limiter": "limiter",
                     "account_explained": "explained"}
-COUNTER_COLUMNS = ["variant", "shape", "gflops", "gld_sectors", "gld_sectors_per_request",
-                   "smem_ld_wavefronts_per_request", "smem_ld_bank_conflicts",
-                   "achieved_occupancy", "theoretical_occupancy", "registers_per_thread",
-                   "smem_per_block_bytes", "dram_read_bytes", "l2_hit_rate"]
+# The tile tables: the SASS-instrumented columns (wavefronts per request) stop at the counter cap,
+# the hardware ones (smem_wavefronts, sectors, occupancy, L2, DRAM, the account) go on at every size.
+COUNTER_COLUMNS = ["variant", "shape", "gflops", "account_limiter", "account_explained", "gld_sectors",
+                   "gld_sectors_per_request", "smem_wavefronts", "smem_ld_wavefronts_per_request",
+                   "smem_ld_bank_conflicts", "achieved_occupancy", "theoretical_occupancy", "registers_per_thread",
+                   "smem_per_block_bytes", "dram_read_bytes", "l2_read_hit_rate", "l2_hit_rate"]
 SCALING_COLUMNS = ["variant", "precision", "shape", "median_ms", "gflops", "speedup_vs_cpu",
                    "warps_launched", "efficiency"]
 NCU_FOLDER = "ncu"
@@ -132,10 +134,15 @@ def ceilings_section(context, table, kernel, figures):
                   f"{number(counters_bw)} GB/s; from the context: {number(context_bw)} GB/s.", ""]
     for precision in ("fp32", "fp64"):
         shape = roofline.shape_of(kernel, precision)
-        frame = roofline.points(kernel, precision, shape, context, table) if shape else kernel.iloc[0:0]
-        above = roofline.above_ceiling(frame, table, context) if len(frame) else []
+        if shape is None:
+            continue
+        frame = roofline.points(kernel, precision, shape, context, table)
+        above = roofline.above_ceiling(frame, table, context)
         lines += [f"Above its own ceiling ({precision}): {label} at {level}, {number(g)} GFLOP/s over a roof of "
                   f"{number(roof)}." for label, level, g, roof in above]
+        if not above:
+            lines.append(f"Every {precision} point ({len(frame)} at {shape}) is under its own ceiling at every level.")
+    lines.append("")
     lines += [f"![{p.stem}]({p.name})" for p in figures if p.suffix == ".png"] + [""]
     return lines
 
@@ -151,7 +158,7 @@ def tile_section(kernel, precisions, out):
                 out / f"gflops_{family}_{precision}.csv")
             table = data.sort_values(["m", "tile"])
             cols = [c for c in COUNTER_COLUMNS if c in table]
-            md += [f"### {family}, {precision}", "", markdown_table(table, cols), ""]
+            md += [f"### {family}, {precision}", "", markdown_table(table, cols, [OVERVIEW_HEADERS.get(c, c) for c in cols]), ""]
     return md
 
 

@@ -94,7 +94,7 @@ class Account:
 
     def work(self, row, unit=None):
         """The limiter's (or unit's) work counted in row."""
-        return sum(_number(row, c) for c in BY_KEY[unit or self.limiter].work)
+        return sum(value(row, c) for c in BY_KEY[unit or self.limiter].work)
 
     def summary(self):
         """'shared memory, explained 0.81' or 'no account: <reason>'."""
@@ -104,7 +104,8 @@ class Account:
         return text + (" (bound above the measured time: a peak or clock is off)" if self.explained > OVER_BOUND else "")
 
 
-def _number(row, key):
+def value(row, key):
+    """A row's field as a finite float, NaN where it is absent, not a number or not finite."""
     try:
         value = float(row.get(key))
     except (TypeError, ValueError):
@@ -114,10 +115,10 @@ def _number(row, key):
 
 def tail_of(row, context):
     """(factor >= 1, where it comes from) of the busiest SM's work over the mean SM's."""
-    busiest, mean = _number(row, "sm_active_cycles_max"), _number(row, "sm_active_cycles_avg")
+    busiest, mean = value(row, "sm_active_cycles_max"), value(row, "sm_active_cycles_avg")
     if busiest > 0 and mean > 0:
         return max(busiest / mean, 1.0), "sm_active_cycles max/avg"
-    blocks, sms = _number(row, "grid_blocks"), sm_count(context)
+    blocks, sms = value(row, "grid_blocks"), sm_count(context)
     if blocks > 0 and sms > 0:
         return math.ceil(blocks / sms) * sms / blocks, "grid_blocks over the SMs"
     return 1.0, "unknown (no SM cycle counters or grid size): taken as 1"
@@ -125,17 +126,17 @@ def tail_of(row, context):
 
 def _clock_hz(row, domain):
     if domain == "sm":
-        return _number(row, "sm_clock_mhz") * 1e6
-    return _number(row, CLOCK_HZ[domain])
+        return value(row, "sm_clock_mhz") * 1e6
+    return value(row, CLOCK_HZ[domain])
 
 
 def missing_inputs(row):
     """The counters, peaks and clocks the account needs that the row lacks (or has as 0)."""
     needed = [c for unit in UNITS for c in unit.work] + [unit.peak for unit in UNITS]
-    missing = [c for c in needed if math.isnan(_number(row, c))]
-    missing += [c for c in (unit.peak for unit in UNITS) if _number(row, c) == 0]
+    missing = [c for c in needed if math.isnan(value(row, c))]
+    missing += [c for c in (unit.peak for unit in UNITS) if value(row, c) == 0]
     for key in ("sm_clock_mhz", *CLOCK_HZ.values()):
-        if not _number(row, key) > 0:
+        if not value(row, key) > 0:
             missing.append(key)
     return list(dict.fromkeys(missing))
 
@@ -144,7 +145,7 @@ def no_account_reason(row):
     """Why the row has no account, or ''."""
     if row.get("error") not in (None, "") and not (isinstance(row.get("error"), float) and math.isnan(row["error"])):
         return "the benchmark failed"
-    if _number(row, "counters_available") == 0:
+    if value(row, "counters_available") == 0:
         return "counters not collected (counters_available = 0)"
     missing = missing_inputs(row)
     if not missing:
@@ -156,9 +157,9 @@ def no_account_reason(row):
 def account(row, context):
     """The Account of one benchmark row (a dict or pandas Series with the catalogue's names)."""
     reason = no_account_reason(row)
-    measured = _number(row, "time_ms")
+    measured = value(row, "time_ms")
     if math.isnan(measured):
-        measured = _number(row, "median_ms")
+        measured = value(row, "median_ms")
     if not reason and not measured > 0:
         reason = "no measured time"
     if reason:
@@ -166,8 +167,8 @@ def account(row, context):
     tail, tail_from = tail_of(row, context)
     times = {}
     for unit in UNITS:
-        work = sum(_number(row, c) for c in unit.work)
-        seconds = work / (_number(row, unit.peak) * _clock_hz(row, unit.domain))
+        work = sum(value(row, c) for c in unit.work)
+        seconds = work / (value(row, unit.peak) * _clock_hz(row, unit.domain))
         times[unit.key] = seconds * 1e3 * (tail if unit.domain == "sm" else 1.0)
     limiter = max(times, key=times.get)
     return Account(times_ms=times, limiter=limiter, bound_ms=times[limiter], measured_ms=measured,

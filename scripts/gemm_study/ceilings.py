@@ -200,9 +200,10 @@ def markdown(context, table, frame):
     if checks:
         lines += [f"Against the {datasheet_title(context)} (each published figure over this GPU's rate per "
                   "cycle gives the clock it assumes):", "",
-                  "| ceiling | computed | at MHz | published | published figure's clock (MHz) |", "|---|---:|---:|---:|---:|"]
-        lines += [f"| {label} | {number(value)} | {number(clock)} | {number(published)} | {number(implied)} |"
-                  for label, value, clock, published, implied in checks]
+                  "| ceiling | computed | at MHz | published (rounded) | computed / published | "
+                  "published figure's clock (MHz) |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {label} | {number(value)} | {number(clock)} | {number(published)} | {value / published:.3f} | "
+                  f"{number(implied)} |" for label, value, clock, published, implied in checks]
         lines.append("")
     rates = tensor_flop_per_pipe_cycle(frame, context)
     if rates:

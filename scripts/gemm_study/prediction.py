@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import account
+from .account import value
 from .formatting import number
 from .moves import largest_moves
 
@@ -55,19 +56,11 @@ def _name(row):
     return f"{int(row['rung'])} {row['variant'] if row.get('start') is True else row['family']}"
 
 
-def _value(row, key):
-    try:
-        value = float(row.get(key))
-    except (TypeError, ValueError):
-        return math.nan
-    return value
-
-
 def _work_text(row):
     """'smem_wavefronts 4.03e+08' for the row's limiter."""
     unit = account.BY_KEY[row["account_unit"]]
     counters = " + ".join(unit.work)
-    return f"{counters} {number(sum(_value(row, c) for c in unit.work))}"
+    return f"{counters} {number(sum(value(row, c) for c in unit.work))}"
 
 
 def _work_sentence(a, b):
@@ -75,8 +68,8 @@ def _work_sentence(a, b):
     ua, ub = a["account_unit"], b["account_unit"]
     if ua == ub:
         unit = account.BY_KEY[ua]
-        before = sum(_value(a, c) for c in unit.work)
-        after = sum(_value(b, c) for c in unit.work)
+        before = sum(value(a, c) for c in unit.work)
+        after = sum(value(b, c) for c in unit.work)
         verb = "falls" if after < before else "rises"
         ratio = max(before, after) / min(before, after) if min(before, after) > 0 else math.inf
         text = (f"{unit.label} limits both; its work {' + '.join(unit.work)} {verb} {ratio:.2f}x "
@@ -84,7 +77,7 @@ def _work_sentence(a, b):
     else:
         text = (f"the limiter moves from {account.BY_KEY[ua].label} ({_work_text(a)}) to "
                 f"{account.BY_KEY[ub].label} ({_work_text(b)})")
-    ta, tb = _value(a, "account_tail"), _value(b, "account_tail")
+    ta, tb = value(a, "account_tail"), value(b, "account_tail")
     if np.isfinite(ta) and np.isfinite(tb) and abs(tb / ta - 1) > TAIL_MOVE:
         text += f"; the grid's tail (busiest SM's work over the mean) {ta:.2f} -> {tb:.2f}"
     return text
@@ -92,7 +85,7 @@ def _work_sentence(a, b):
 
 def step(a, b, ladder_key, shape):
     """The Step from row a to row b (rows carry the account_* columns and time_ms)."""
-    measured = _value(a, "time_ms") / _value(b, "time_ms")
+    measured = value(a, "time_ms") / value(b, "time_ms")
     head = f"measured x{measured:.2f}"
     missing = [r for r in (a, b) if not isinstance(r.get("account_unit"), str) or not r.get("account_unit")]
     if missing:
@@ -102,21 +95,21 @@ def step(a, b, ladder_key, shape):
         return Step(ladder_key, shape, a, b, measured, math.nan, "no prediction",
                     f"{head}; no prediction, no account on {which}: {'; '.join(sorted(reasons))}"
                     + (f"; the counters that moved: {moved}." if moved else "."))
-    predicted = _value(a, "account_bound_ms") / _value(b, "account_bound_ms")
+    predicted = value(a, "account_bound_ms") / value(b, "account_bound_ms")
     off = measured / predicted - 1
     head += f", predicted x{predicted:.2f} ({off:+.0%})"
     if abs(off) <= TOLERANCE:
         return Step(ladder_key, shape, a, b, measured, predicted, "explained", f"{head}: {_work_sentence(a, b)}.")
     moved = largest_moves(a, b)
-    text = (f"{head}: unexplained; explained share {_value(a, 'account_explained'):.2f} -> "
-            f"{_value(b, 'account_explained'):.2f} ({_work_sentence(a, b)})")
+    text = (f"{head}: unexplained; explained share {value(a, 'account_explained'):.2f} -> "
+            f"{value(b, 'account_explained'):.2f} ({_work_sentence(a, b)})")
     return Step(ladder_key, shape, a, b, measured, predicted, "unexplained",
                 text + (f"; the counters that moved: {moved}." if moved else "; no other counter moved by 5%."))
 
 
 def ladder_steps(rows, ladder_key, shape):
     """The Steps between consecutive rungs that ran (a rung not run is stepped over)."""
-    ran = [r for _, r in rows.iterrows() if np.isfinite(_value(r, "time_ms"))]
+    ran = [r for _, r in rows.iterrows() if np.isfinite(value(r, "time_ms"))]
     return [step(a, b, ladder_key, shape) for a, b in zip(ran, ran[1:])]
 
 

@@ -18,38 +18,30 @@ import math
 import numpy as np
 
 from . import ceilings, ladder
+from .account import value
+from .ceilings import SECTOR_BYTES, WAVEFRONT_BYTES
 from .footprint import flop, working_set_bytes
 from .formatting import number, save_figure
 from .ladder_report import headline_shape
 from .manifest import TAGS
 from .results import has_tag
 
-SECTOR_BYTES = 32
-WAVEFRONT_BYTES = 128
 # level -> (axis label, bandwidth ceiling key)
 LEVELS = {"dram": ("FLOP per DRAM byte (compulsory: A, B read once, C written once)", "dram"),
           "l2": ("FLOP per L2 byte (measured sectors x 32 B)", "l2"),
           "shared": ("FLOP per shared-memory byte (measured wavefronts x 128 B)", "shared")}
 
 
-def _number(row, key):
-    try:
-        value = float(row.get(key))
-    except (TypeError, ValueError):
-        return math.nan
-    return value if math.isfinite(value) else math.nan
-
-
 def traffic_bytes(row, level):
     """Measured bytes at a level ('l2', 'shared', 'dram'); NaN where the counters are absent."""
     if level == "l2":
-        sectors = _number(row, "l2_sectors")
+        sectors = value(row, "l2_sectors")
         if math.isnan(sectors):
-            sectors = _number(row, "l2_read_sectors") + _number(row, "l2_write_sectors")
+            sectors = value(row, "l2_read_sectors") + value(row, "l2_write_sectors")
         return sectors * SECTOR_BYTES
     if level == "shared":
-        return _number(row, "smem_wavefronts") * WAVEFRONT_BYTES
-    return _number(row, "dram_read_bytes") + _number(row, "dram_write_bytes")
+        return value(row, "smem_wavefronts") * WAVEFRONT_BYTES
+    return value(row, "dram_read_bytes") + value(row, "dram_write_bytes")
 
 
 def intensity(row, level):

@@ -6,7 +6,6 @@ tags, never from lists of family names."""
 import math
 
 import numpy as np
-import pandas as pd
 
 from .footprint import compulsory_read_bytes, working_set_bytes
 from .formatting import number, save_figure

@@ -179,3 +179,19 @@ def test_the_account_of_the_synthetic_rows_is_the_one_they_were_built_with(tmp_p
     acc = account.account(row, context)
     assert acc.limiter == "fma" and acc.explained == pytest.approx(0.6)
     assert acc.share("dram") == pytest.approx(study_rows.OTHER_SHARE)
+
+
+def test_the_readme_table_is_what_its_command_writes(monkeypatch):
+    """The README's block holds exactly what the command written under it generates from the
+    committed results: a number typed into it, or results changed without rerunning it, fails."""
+    import shlex
+
+    root = SCRIPTS.parent
+    text = (root / "README.md").read_text()
+    block = text.split(readme_table.BEGIN + "\n")[1].split(readme_table.END)[0].rstrip("\n").split("\n")
+    command = block[-1].split("written by `")[1].rstrip("`.")
+    words = shlex.split(command)
+    assert words[0] == "scripts/summary_table.py" and "--ladders" in words
+    also = [words[i + 1] for i, w in enumerate(words) if w == "--also"]
+    monkeypatch.chdir(root)
+    assert readme_table.lines(words[1], also, command) == block
