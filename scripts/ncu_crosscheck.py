@@ -1,18 +1,12 @@
 #!/usr/bin/env python3
 """Cross-check CUPTI's counters (gemm-bench) with Nsight Compute's on the same kernels.
 
-Selects the benchmarks tagged `crosscheck` at one shape (`gemm-bench --list --tags=crosscheck`),
-runs gemm-bench with counters on them, then ncu on the same benchmarks with --clock-control none
-and the --cache-control that matches the L2 state gemm-bench collected its counters in
-(context l2_state: warm -> none, cold -> all), and prints per benchmark and metric both values.
-DRAM bytes and the L2 hit rate come from a second ncu session with application replay (one
-pass, no memory save and restore between passes, so L2 holds what the benchmark left there).
-
-Required agreements: exact counts equal; achieved occupancy within 1 percentage point; DRAM
-read and write bytes within 10% or 1 MiB, or, where A+B+C fit in L2, within a third of that
-working set (half the gap between a warm and a cold launch); L2 hit rate within 5 points.
-Other noisy counters and durations are shown. Exit status 1 if a required agreement fails,
-2 for bad input or no GPU.
+Selects the benchmarks tagged `crosscheck` at one shape, runs gemm-bench with counters on them,
+then ncu on the same benchmarks in the L2 state gemm-bench's counter passes start with, reads
+the reports back (with Nsight Compute's own reader where it is installed), and writes per
+benchmark and metric both values and whether they agree. docs/nsight-compute.md ("The
+cross-check") states the rule and how each side's state is matched. Exit status 1 if a required
+agreement fails, 2 for bad input or no GPU.
 """
 import argparse
 import json
@@ -21,10 +15,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_study import names, ncu  # noqa: E402
+from gemm_study import crosscheck, names, ncu  # noqa: E402
 from gemm_study.errors import ExternalToolError, InputError, run_cli, writing  # noqa: E402
 from gemm_study.manifest import TAGS  # noqa: E402
-from gemm_study.results import context_value, load_frame, one_row_per_benchmark  # noqa: E402
+from gemm_study.results import context_value, load_results, one_row_per_benchmark, to_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CROSSCHECK_TAG = TAGS.crosscheck
@@ -51,6 +45,36 @@ def select_benchmarks(args):
     return chosen[:args.limit] if args.limit else chosen
 
 
+def cupti_rows(results):
+    """(context, benchmark name -> its results row, with the variant fact `spins`: False where
+    gemm-bench did not record it)."""
+    context, entries = load_results(results)
+    spins = {names.strip_manual_time(str(e.get("run_name", e.get("name", "")))):
+             isinstance(e.get("variant"), dict) and e["variant"].get("spins") is True for e in entries}
+    frame = one_row_per_benchmark(to_frame(entries, results))
+    rows = {}
+    for _, row in frame.iterrows():
+        rows[row["name"]] = {**row.to_dict(), "spins": spins.get(names.strip_manual_time(row["name"]), False)}
+    return context, rows
+
+
+def sessions(shape, benchmarks, context, l2_bytes):
+    """(report stem, metrics, replay mode, cache control, benchmarks) of each ncu session: the
+    counts by kernel replay, then the cache-state counters by application replay, one session per
+    L2 state the benchmarks' counter passes start with (ncu.counter_pass_cache_control)."""
+    cache_metrics = ncu.cache_state_metrics()
+    counts = [m for m in ncu.default_metrics() if m not in cache_metrics]
+    out = [(f"ncu_{shape}", counts, "kernel", ncu.cache_control_for(context.get("l2_state")), benchmarks)]
+    groups = {}
+    for name in benchmarks:
+        control = ncu.counter_pass_cache_control(context, crosscheck.working_set_of(name), l2_bytes)
+        groups.setdefault(control, []).append(name)
+    for control, chosen in groups.items():
+        suffix = "" if len(groups) == 1 else f"_{control}"
+        out.append((f"ncu_{shape}_cache{suffix}", cache_metrics, "application", control, chosen))
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", default="1024x1024x1024")
@@ -69,43 +93,45 @@ def main(argv=None):
     with writing(args.out):
         args.out.mkdir(parents=True, exist_ok=True)
     benchmarks = select_benchmarks(args)
-    bench_filter = ncu.exact_filter(benchmarks)
     results = args.out / f"cupti_{args.shape}.json"
     # --uncapped: the write-ups' kernels collect counters only up to 1024^3 by default; here
     # every selected benchmark needs them (the filter runs nothing else).
     run_bench(args, f"--shapes={args.shape}", f"--precisions={args.precisions}", "--end-to-end=off",
-              "--uncapped", "--min-time=0.02", f"--benchmark_filter={bench_filter}", f"--benchmark_out={results}",
-              "--benchmark_out_format=json")
-    context, frame = load_frame(results)
-    cache_control = ncu.cache_control_for(context.get("l2_state"))
-    frame = one_row_per_benchmark(frame)
-    cupti = {row["name"]: row.to_dict() for _, row in frame.iterrows()}
-    cache_metrics = ncu.cache_state_metrics()
-    counts_metrics = [m for m in ncu.default_metrics() if m not in cache_metrics]
-    measured, commands = {}, []
-    for stem, metrics, replay in ((f"ncu_{args.shape}", counts_metrics, "kernel"),
-                                  (f"ncu_{args.shape}_cache", cache_metrics, "application")):
-        rep, cmd = ncu.run_session(args.bench, bench_filter, args.shape, args.precisions, args.out / stem,
-                                   metrics=metrics, ncu=tool, cache_control=cache_control,
+              "--uncapped", "--min-time=0.02", f"--benchmark_filter={ncu.exact_filter(benchmarks)}",
+              f"--benchmark_out={results}", "--benchmark_out_format=json")
+    context, cupti = cupti_rows(results)
+    l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
+    measured, commands, readers, ran = {}, [], set(), []
+    for stem, metrics, replay, control, chosen in sessions(args.shape, benchmarks, context, l2_bytes):
+        rep, cmd = ncu.run_session(args.bench, ncu.exact_filter(chosen), args.shape, args.precisions,
+                                   args.out / stem, metrics=metrics, ncu=tool, cache_control=control,
                                    replay_mode=replay)
         text = ncu.export_raw(rep, metrics, tool)
         (args.out / f"{stem}.csv").write_text(text)
-        measured = ncu.merge_by_benchmark(measured, ncu.sum_by_benchmark(ncu.parse_raw_csv(text)))
+        rows, reader = ncu.read_kernels(rep, text, tool)
+        measured = ncu.merge_by_benchmark(measured, ncu.sum_by_benchmark(rows))
         commands.append(cmd)
-    l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
-    table = ncu.crosscheck(cupti, measured, l2_bytes)
+        readers.add(reader)
+        ran.append({"report": f"{stem}.ncu-rep", "replay_mode": replay, "cache_control": control,
+                    "benchmarks": len(chosen)})
+    sms = context_value(context, "gpu_sm_count", default=0)
+    table = crosscheck.crosscheck(cupti, measured, l2_bytes, sms)
     if not table:
         raise ExternalToolError("no benchmark was measured by both CUPTI and ncu")
+    classes = crosscheck.classified(cupti, sms)
     lines = [f"CUPTI (gemm-bench counters, L2 {context.get('l2_state')}) vs ncu, shape {args.shape}, "
-             f"ncu --clock-control none --cache-control {cache_control}; {len(benchmarks)} benchmarks "
-             f"tagged {args.tags}. DRAM bytes and L2 hit rate from the second session "
-             f"(application replay: one pass, L2 as the benchmark left it).",
-             *(f"ncu command: {' '.join(cmd)}" for cmd in commands), "", ncu.agreement_markdown(table)]
+             f"ncu --clock-control none; {len(benchmarks)} benchmarks tagged {args.tags}. DRAM bytes and "
+             f"the L2 counters from application-replay sessions in the L2 state each benchmark's counter "
+             f"passes start with (docs/nsight-compute.md). ncu's values read with {' and '.join(sorted(readers))}.",
+             *(f"ncu command: {' '.join(cmd)}" for cmd in commands), "",
+             crosscheck.agreement_markdown(table, classes)]
     failures = sum(r["agree"] is False for r in table)
     report = "\n".join(lines) + "\n"
     (args.out / "ncu_crosscheck.md").write_text(report)
     (args.out / "ncu_crosscheck.json").write_text(json.dumps(
-        {"cache_control": cache_control, "l2_state": context.get("l2_state"), "rows": table}, indent=2))
+        {"l2_state": context.get("l2_state"), "cache_control": ran[0]["cache_control"], "sessions": ran,
+         "readers": sorted(readers), "commands": commands,
+         "classified": [{"benchmark": name, "why": why} for name, why in classes], "rows": table}, indent=2))
     print(report[-4000:])
     return 1 if failures else 0
 

@@ -4,8 +4,9 @@
 Runs `ncu` over `gemm-bench --profile`, selecting each benchmark's kernels by its NVTX range
 (gemm@<benchmark>/timed/), one launch per benchmark. Metrics: the study's catalogue by default,
 or --set full / --section NAME. Clocks: --clock-control none by default, so durations compare
-with gemm-bench's. Writes <gpu>_<selection>_<shape>_<revision>.ncu-rep plus .csv and .json
-exports of the raw page next to it.
+with gemm-bench's. Writes <gpu>_<selection>_<shape>_<revision>.ncu-rep plus the raw page's CSV
+export and a .json of its kernels next to it, read with Nsight Compute's own report reader
+(ncu_report) where it loads, else from the CSV.
 
 Examples:
   scripts/ncu_session.py --variant shared/tile:16 --shape 1024x1024x1024
@@ -75,13 +76,13 @@ def main(argv=None):
                                ncu=tool, cache_control=args.cache_control)
     print("ran: " + " ".join(f"'{c}'" if any(x in c for x in " |()$^*") else c for c in cmd))
     text = ncu.export_raw(rep, metrics or (None if args.ncu_set or args.section else ncu.default_metrics()), tool)
-    rows = ncu.parse_raw_csv(text)
+    rows, reader = ncu.read_kernels(rep, text, tool)
     with writing(args.out):
         Path(str(stem) + ".csv").write_text(text)
         Path(str(stem) + ".json").write_text(json.dumps(
             {"command": cmd, "clock_control": args.clock_control, "cache_control": args.cache_control,
-             "kernels": rows}, indent=2))
-    print(f"{len(rows)} kernel(s) profiled: {rep}")
+             "read_with": reader, "kernels": rows}, indent=2))
+    print(f"{len(rows)} kernel(s) profiled: {rep} (read with {reader})")
     for row in rows:
         print(f"  {row['benchmark']}: {row['kernel'][:60]}")
     return 0 if rows else 1

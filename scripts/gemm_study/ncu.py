@@ -1,5 +1,6 @@
-"""Nsight Compute sessions over gemm-bench --profile, selected by NVTX ranges, and the
-comparison of ncu's values with CUPTI's (in the same L2 state as gemm-bench's counters)."""
+"""Nsight Compute sessions over gemm-bench --profile, selected by NVTX ranges, their reports read
+back (Nsight Compute's own reader where it is installed, the CSV export otherwise), and the L2
+state the cross-check's ncu sessions must reproduce (crosscheck.py holds the rule itself)."""
 import csv
 import glob
 import io
@@ -8,34 +9,26 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import names
+from . import names, ncu_report_reader
 from .catalogue import load_catalogue
+from .crosscheck import agreement_markdown, crosscheck  # noqa: F401  (the rule, for report.py)
 from .errors import ExternalToolError, InputError
-from .footprint import working_set_bytes
 
 RANGE_IN_NVTX = re.compile(r"gemm:(gemm(?:_e2e)?\.[^:\s\"]+)")
-# gemm-bench's context l2_state -> the ncu --cache-control that reproduces it: 'none' leaves
-# L2 as the previous launch left it (warm), 'all' flushes it before each profiled kernel (cold).
+# The L2 a counter pass of gemm-bench starts with -> the ncu --cache-control that reproduces it:
+# 'none' leaves L2 as the previous launch left it (warm), 'all' flushes it before the profiled
+# kernel (cold).
 CACHE_CONTROL = {"warm": "none", "cold": "all"}
 # Counters of the cache state. ncu's kernel replay saves and restores device memory around its
 # passes, which refills L2 with whatever it restored (measured on an H100: an FP64 1024^3 GEMM
 # read A and B from HBM again under --cache-control none), so these are profiled in a session of
-# their own with application replay: they fit in one pass, and the launch sees L2 as the
-# benchmark left it.
-CACHE_STATE_METRICS = ("dram_read_bytes", "dram_write_bytes", "l2_hit_rate")
-# Required agreements of the noisy counters (the exact ones must be equal). DRAM bytes: within 10%
-# of each other or 1 MiB, whichever is larger; where the working set A+B+C fits in L2, within a
-# third of the working set instead if that is larger (footprint.py). There a warm launch reads a
-# residue and a cold one reads A and B, two thirds of A+B+C: a third is half that gap, the line between
-# the two cache states. The residue itself moves with write-back timing and the profilers' own
-# set-up (H100, 1024^3 FP64, warm: CUPTI read 1 to 5.6 MiB more than ncu for every kernel, up to
-# 23% of A+B+C, ncu up to 5%), so a tighter rule would compare profilers, not cache states.
-# The L2 hit rate: within 5 percentage points. Occupancy: 1 point.
-DRAM_RELATIVE_TOLERANCE = 0.10
-DRAM_WORKING_SET_SHARE = 1 / 3
-DRAM_ABSOLUTE_TOLERANCE_BYTES = 1 << 20
-L2_HIT_RATE_TOLERANCE_POINTS = 5.0
-OCCUPANCY_TOLERANCE_POINTS = 1.0
+# their own with application replay: each pass is a run of gemm-bench --profile, whose profiled
+# launch follows one unprofiled launch of the same kernel, and sees L2 as that launch left it.
+CACHE_STATE_METRICS = ("dram_read_bytes", "dram_write_bytes", "l2_hit_rate", "l2_read_hits",
+                       "l2_read_misses", "l2_read_sectors")
+# What gemm-bench's context l2_state_detail says when it warms L2 before a counter pass only
+# where A, B and C fit in L2 (bench/main.cpp).
+WARMS_ONLY_WHAT_FITS = "fit in L2"
 
 
 def find_ncu():
@@ -75,6 +68,22 @@ def cache_control_for(l2_state):
     raise InputError(f"l2_state {l2_state!r} in the results context: expected 'warm' or 'cold'")
 
 
+def counter_pass_cache_control(context, working_set, l2_bytes):
+    """The ncu --cache-control that gives the L2 state one of gemm-bench's counter passes starts
+    with, for a benchmark of `working_set` bytes (A+B+C) on a GPU with `l2_bytes` of L2.
+
+    --flush-l2 (l2_state 'cold'): flushed before every pass, 'all'. Warm: each pass follows an
+    unprofiled launch, 'none' -- except where the harness warms only working sets that fit in L2
+    (its l2_state_detail says so) and this one does not: such a pass follows the previous pass,
+    and a pass does not start with L2 as the previous one left it (profiling/counter_session.cpp:
+    a 1024^3 FP32 GEMM profiled pass after pass read A and B from HBM every time), 'all'."""
+    control = cache_control_for(context.get("l2_state"))
+    detail = str(context.get("l2_state_detail", ""))
+    if control == "none" and WARMS_ONLY_WHAT_FITS in detail and working_set > l2_bytes > 0:
+        return "all"
+    return control
+
+
 def gpu_present():
     """Whether nvidia-smi lists at least one GPU (False without the driver or a device)."""
     smi = shutil.which("nvidia-smi")
@@ -104,19 +113,6 @@ def exact_filter(benchmarks):
 
 def slug(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "all"
-
-
-def agreement_markdown(table):
-    """The CUPTI-vs-ncu table and its tally, as markdown."""
-    lines = ["| benchmark | metric | CUPTI | ncu | rule | agree |", "|---|---|---:|---:|---|---|"]
-    for row in table:
-        agree = {True: "yes", False: "NO", None: "-"}[row["agree"]]
-        lines.append(f"| {names.strip_manual_time(row['benchmark'])} | {row['metric']} | "
-                     f"{row['cupti']:.6g} | {row['ncu']:.6g} | {row['rule']} | {agree} |")
-    checked = [r for r in table if r["agree"] is not None]
-    lines.append(f"\n{sum(r['agree'] for r in checked)} of {len(checked)} required agreements hold "
-                 f"({len({r['benchmark'] for r in table})} benchmarks).")
-    return "\n".join(lines)
 
 
 def default_metrics():
@@ -188,6 +184,16 @@ def export_raw(rep, metrics=None, ncu=None):
     return proc.stdout
 
 
+def read_kernels(rep, csv_text, ncu=None):
+    """(rows, reader): the report's kernels as parse_raw_csv gives them, read with Nsight Compute's
+    own reader where it loads, else parsed from `csv_text` (its raw CSV export); `reader` says
+    which was used, and why not the first."""
+    module, why = ncu_report_reader.load_module(ncu)
+    if module:
+        return ncu_report_reader.read_report(rep, module), "Nsight Compute's report reader (ncu_report)"
+    return parse_raw_csv(csv_text), f"its CSV export ({why})"
+
+
 def parse_raw_csv(text):
     """Rows of `ncu --csv --page raw`: one dict per profiled kernel, with 'benchmark' taken from
     its NVTX range and numeric metric values (ncu prints thousands separators)."""
@@ -229,52 +235,3 @@ def sum_by_benchmark(rows):
             else:
                 agg[key] = agg.get(key, 0.0) + value
     return out
-
-
-def working_set_of(benchmark):
-    """A, B and C once each, for a benchmark name; 0 when the name is not one of ours."""
-    parsed = names.parse_benchmark(benchmark)
-    return working_set_bytes(parsed) if parsed else 0
-
-
-def agreement_rule(metric, cupti, ncu_value, working_set=0, l2_bytes=0):
-    """(rule, agree) for one catalogue metric: exact counts equal; occupancy, DRAM bytes and the
-    L2 hit rate within their tolerances; the rest is shown (agree None). `working_set`: the
-    benchmark's A+B+C bytes; `l2_bytes`: the GPU's L2, for the DRAM rule at L2-resident sizes."""
-    if metric.stability == "exact":
-        return "equal", cupti == ncu_value
-    if metric.name == "achieved_occupancy":
-        return (f"within {OCCUPANCY_TOLERANCE_POINTS:g} point",
-                abs(cupti - ncu_value) <= OCCUPANCY_TOLERANCE_POINTS)
-    if metric.name.startswith("dram_") and metric.name.endswith("_bytes"):
-        floor, why = DRAM_ABSOLUTE_TOLERANCE_BYTES, "1 MiB"
-        if 0 < working_set <= l2_bytes and DRAM_WORKING_SET_SHARE * working_set > floor:
-            floor, why = DRAM_WORKING_SET_SHARE * working_set, "1/3 of A+B+C, which fit in L2"
-        allowed = max(DRAM_RELATIVE_TOLERANCE * max(abs(cupti), abs(ncu_value)), floor)
-        return (f"within {DRAM_RELATIVE_TOLERANCE:.0%} or {floor / 2**20:.3g} MiB ({why})",
-                abs(cupti - ncu_value) <= allowed)
-    if metric.name == "l2_hit_rate":
-        return (f"within {L2_HIT_RATE_TOLERANCE_POINTS:g} points",
-                abs(cupti - ncu_value) <= L2_HIT_RATE_TOLERANCE_POINTS)
-    return "shown", None
-
-
-def crosscheck(cupti_rows, ncu_by_benchmark, l2_bytes=0):
-    """Per benchmark and catalogue metric: CUPTI value, ncu value and whether they agree.
-    `l2_bytes`: the GPU's L2 size (the results context's gpu_l2_bytes), for the DRAM rule."""
-    catalogue = {m.cupti: m for m in load_catalogue().values() if m.kind == "metric"}
-    table = []
-    for name, cupti in cupti_rows.items():
-        ncu_values = ncu_by_benchmark.get(names.strip_manual_time(name))
-        if not ncu_values:
-            continue
-        for cupti_name, metric in catalogue.items():
-            if metric.name not in cupti or cupti_name not in ncu_values:
-                continue
-            a, b = cupti[metric.name], ncu_values[cupti_name]
-            if a is None or a != a:  # NaN: this benchmark has no such counter
-                continue
-            rule, agree = agreement_rule(metric, a, b, working_set_of(name), l2_bytes)
-            table.append({"benchmark": name, "metric": metric.name, "cupti": a, "ncu": b,
-                          "rule": rule, "agree": agree})
-    return table

@@ -146,6 +146,7 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     monkeypatch.setattr(ncu, "run_session", fake_session)
     monkeypatch.setattr(ncu, "export_raw", lambda rep, metrics, tool: header + row.format(cupti + 50 * 2**20))
+    monkeypatch.setattr(ncu.ncu_report_reader, "load_module", lambda ncu=None: (None, "a fake ncu"))
     status = ncu_crosscheck.main(["--bench", str(bench), "--shape", "512x512x512", "--limit", "2",
                                   "--out", str(tmp_path / "out")])
     assert "--list --tags=crosscheck --shapes=512x512x512" in log.read_text()
@@ -157,7 +158,10 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
     # from kernel replay: no memory restore between passes refills L2 before they are read.
     assert [s["replay_mode"] for s in sessions] == ["kernel", "application"]
     assert set(sessions[1]["metrics"]) == {"dram__bytes_read.sum", "dram__bytes_write.sum",
-                                           "lts__t_sector_hit_rate.pct"}
+                                           "lts__t_sector_hit_rate.pct", "lts__t_sectors_srcunit_tex_op_read.sum",
+                                           "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+                                           "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"}
+    assert sessions[1]["cache_control"] == "all"
     assert not set(sessions[0]["metrics"]) & set(sessions[1]["metrics"])
     assert "shared/tile:32" in seen["filter"] and "naive_row" not in seen["filter"]  # --limit 2
     assert status == 1  # DRAM bytes 50 MiB apart: a required agreement fails
