@@ -36,12 +36,14 @@ def run_bench(args, *options):
 
 
 def select_benchmarks(args):
-    """Kernel-only benchmarks tagged crosscheck at the shape, at most --limit of them."""
+    """Kernel-only benchmarks tagged crosscheck (and --also-tagged) at the shape, at most --limit."""
     listing = run_bench(args, "--list", f"--tags={args.tags}", f"--shapes={args.shape}",
                         f"--precisions={args.precisions}", "--end-to-end=off")
-    chosen = [name for name in ncu.parse_listing(listing) if name.startswith("gemm/")]
+    also = [t for t in args.also_tagged.split(",") if t]
+    chosen = [name for name in ncu.parse_listing(listing, also) if name.startswith("gemm/")]
     if not chosen:
-        raise InputError(f"no benchmark tagged {args.tags} at {args.shape} ({args.precisions})")
+        raise InputError(f"no benchmark tagged {args.tags}{' and ' + args.also_tagged if also else ''} "
+                         f"at {args.shape} ({args.precisions})")
     return chosen[:args.limit] if args.limit else chosen
 
 
@@ -80,6 +82,8 @@ def main(argv=None):
     parser.add_argument("--shape", default="1024x1024x1024")
     parser.add_argument("--precisions", default="fp32,fp64")
     parser.add_argument("--tags", default=CROSSCHECK_TAG, help="select the variants having any of these tags")
+    parser.add_argument("--also-tagged", default="", help="of those, only the ones also having any of these "
+                                                          "tags, e.g. ladder,tensor_core")
     parser.add_argument("--limit", type=int, default=0, help="check only the first N selected benchmarks")
     parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
     parser.add_argument("--out", type=Path, required=True, help="folder for the JSON, report and table")

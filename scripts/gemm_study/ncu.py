@@ -96,13 +96,15 @@ def gpu_present():
     return proc.returncode == 0 and "GPU" in proc.stdout
 
 
-def parse_listing(text):
-    """Benchmark names from `gemm-bench --list --tags=...` lines 'NAME<TAB>tags=a,b'."""
+def parse_listing(text, also_tagged=()):
+    """Benchmark names from `gemm-bench --list --tags=...` lines 'NAME<TAB>tags=a,b'; with
+    `also_tagged`, only those carrying at least one of these tags too."""
     out = []
     for line in text.splitlines():
-        name = line.split("\t", 1)[0].strip()
-        if names.parse_benchmark(name) is not None:
-            out.append(names.strip_manual_time(name))
+        name, _, rest = line.partition("\t")
+        tags = set(rest.strip().removeprefix("tags=").split(","))
+        if names.parse_benchmark(name.strip()) is not None and (not also_tagged or tags & set(also_tagged)):
+            out.append(names.strip_manual_time(name.strip()))
     return out
 
 
