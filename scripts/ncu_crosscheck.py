@@ -47,16 +47,37 @@ def select_benchmarks(args):
     return chosen[:args.limit] if args.limit else chosen
 
 
+def launch_of(variant, row, max_threads_per_sm):
+    """grid_blocks and blocks_per_sm for a file written before gemm-bench recorded them: the
+    variant's grid, and the blocks its theoretical occupancy puts on an SM; {} without them."""
+    grid, threads = variant.get("grid"), variant.get("threads_per_block")
+    occupancy = row.get("theoretical_occupancy")
+    if not (isinstance(grid, list) and grid and isinstance(threads, int) and threads > 0
+            and isinstance(occupancy, (int, float)) and max_threads_per_sm > 0):
+        return {}
+    blocks = 1
+    for edge in grid:
+        blocks *= int(edge)
+    warps_per_block = -(-threads // 32)
+    return {"grid_blocks": blocks, "blocks_per_sm": round(occupancy / 100 * max_threads_per_sm / 32 / warps_per_block)}
+
+
 def cupti_rows(results):
-    """(context, benchmark name -> its results row, with the variant fact `spins`: False where
-    gemm-bench did not record it)."""
+    """(context, benchmark name -> its results row, with the variant fact `spins` (False where
+    gemm-bench did not record it) and the launch facts (derived in older files))."""
     context, entries = load_results(results)
-    spins = {names.strip_manual_time(str(e.get("run_name", e.get("name", "")))):
-             isinstance(e.get("variant"), dict) and e["variant"].get("spins") is True for e in entries}
+    max_threads = context_value(context, "gpu_max_threads_per_sm", default=0)
+    facts = {}
+    for e in entries:
+        variant = e.get("variant") if isinstance(e.get("variant"), dict) else {}
+        extra = {"spins": variant.get("spins") is True}
+        if "grid_blocks" not in e:
+            extra.update(launch_of(variant, e, max_threads))
+        facts[names.strip_manual_time(str(e.get("run_name", e.get("name", ""))))] = extra
     frame = one_row_per_benchmark(to_frame(entries, results))
     rows = {}
     for _, row in frame.iterrows():
-        rows[row["name"]] = {**row.to_dict(), "spins": spins.get(names.strip_manual_time(row["name"]), False)}
+        rows[row["name"]] = {**row.to_dict(), **facts.get(names.strip_manual_time(row["name"]), {})}
     return context, rows
 
 
@@ -77,20 +98,8 @@ def sessions(shape, benchmarks, context, l2_bytes):
     return out
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shape", default="1024x1024x1024")
-    parser.add_argument("--precisions", default="fp32,fp64")
-    parser.add_argument("--tags", default=CROSSCHECK_TAG, help="select the variants having any of these tags")
-    parser.add_argument("--also-tagged", default="", help="of those, only the ones also having any of these "
-                                                          "tags, e.g. ladder,tensor_core")
-    parser.add_argument("--limit", type=int, default=0, help="check only the first N selected benchmarks")
-    parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
-    parser.add_argument("--out", type=Path, required=True, help="folder for the JSON, report and table")
-    args = parser.parse_args(argv)
-    names.check_shape(args.shape)
-    if args.limit < 0:
-        raise InputError(f"--limit {args.limit}: expected a count >= 0")
+def measure(args):
+    """Runs gemm-bench and the ncu sessions; (context, CUPTI rows, ncu values, sessions run)."""
     if not ncu.gpu_present():
         raise InputError("no NVIDIA GPU here (nvidia-smi -L lists none): the ncu cross-check needs one")
     tool = ncu.check_tools(args.bench)
@@ -105,7 +114,7 @@ def main(argv=None):
               f"--benchmark_out={results}", "--benchmark_out_format=json")
     context, cupti = cupti_rows(results)
     l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
-    measured, commands, readers, ran = {}, [], set(), []
+    measured, ran = {}, []
     for stem, metrics, replay, control, chosen in sessions(args.shape, benchmarks, context, l2_bytes):
         rep, cmd = ncu.run_session(args.bench, ncu.exact_filter(chosen), args.shape, args.precisions,
                                    args.out / stem, metrics=metrics, ncu=tool, cache_control=control,
@@ -114,30 +123,68 @@ def main(argv=None):
         (args.out / f"{stem}.csv").write_text(text)
         rows, reader = ncu.read_kernels(rep, text, tool)
         measured = ncu.merge_by_benchmark(measured, ncu.sum_by_benchmark(rows))
-        commands.append(cmd)
-        readers.add(reader)
-        ran.append({"report": f"{stem}.ncu-rep", "replay_mode": replay, "cache_control": control,
-                    "benchmarks": len(chosen)})
+        ran.append({"report": rep.name, "replay_mode": replay, "cache_control": control,
+                    "benchmarks": len(chosen), "read_with": reader, "command": cmd})
+    return context, cupti, measured, ran
+
+
+def reread(args):
+    """The same from an earlier cross-check's folder (--reread): its gemm-bench JSON and its ncu
+    reports (read with Nsight Compute's reader, or their CSV exports), without a GPU."""
+    results = args.reread / f"cupti_{args.shape}.json"
+    if not results.is_file():
+        raise InputError(f"{results}: no such file (an earlier cross-check at {args.shape}?)")
+    context, cupti = cupti_rows(results)
+    measured, ran = {}, []
+    for rep in sorted(args.reread.glob(f"ncu_{args.shape}*.ncu-rep")):
+        csv_export = rep.with_suffix(".csv")
+        rows, reader = ncu.read_kernels(rep, csv_export.read_text() if csv_export.is_file() else "")
+        measured = ncu.merge_by_benchmark(measured, ncu.sum_by_benchmark(rows))
+        ran.append({"report": rep.name, "read_with": reader})
+    if not ran:
+        raise InputError(f"{args.reread}: no ncu_{args.shape}*.ncu-rep in it")
+    return context, cupti, measured, ran
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shape", default="1024x1024x1024")
+    parser.add_argument("--precisions", default="fp32,fp64")
+    parser.add_argument("--tags", default=CROSSCHECK_TAG, help="select the variants having any of these tags")
+    parser.add_argument("--also-tagged", default="", help="of those, only the ones also having any of these "
+                                                          "tags, e.g. ladder,tensor_core")
+    parser.add_argument("--limit", type=int, default=0, help="check only the first N selected benchmarks")
+    parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
+    parser.add_argument("--reread", type=Path, help="apply the rule to an earlier cross-check's folder "
+                                                    "instead of measuring (no GPU needed)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the JSON, report and table")
+    args = parser.parse_args(argv)
+    names.check_shape(args.shape)
+    if args.limit < 0:
+        raise InputError(f"--limit {args.limit}: expected a count >= 0")
+    context, cupti, measured, ran = reread(args) if args.reread else measure(args)
     sms = context_value(context, "gpu_sm_count", default=0)
-    table = crosscheck.crosscheck(cupti, measured, l2_bytes, sms)
+    table = crosscheck.crosscheck(cupti, measured, context_value(context, "gpu_l2_bytes", default=0), sms)
     if not table:
         raise ExternalToolError("no benchmark was measured by both CUPTI and ncu")
     classes = crosscheck.classified(cupti, sms)
+    readers = sorted({session["read_with"] for session in ran})
     lines = [f"CUPTI (gemm-bench counters, L2 {context.get('l2_state')}) vs ncu, shape {args.shape}, "
-             f"ncu --clock-control none; {len(benchmarks)} benchmarks tagged {args.tags}. DRAM bytes and "
-             f"the L2 counters from application-replay sessions in the L2 state each benchmark's counter "
-             f"passes start with (docs/nsight-compute.md). ncu's values read with {' and '.join(sorted(readers))}.",
-             *(f"ncu command: {' '.join(cmd)}" for cmd in commands), "",
-             crosscheck.agreement_markdown(table, classes)]
-    failures = sum(r["agree"] is False for r in table)
+             f"ncu --clock-control none; {len(cupti)} benchmarks tagged {args.tags}. DRAM bytes and the L2 "
+             f"counters from application-replay sessions in the L2 state each benchmark's counter passes "
+             f"start with (docs/nsight-compute.md). ncu's values read with {' and '.join(readers)}.",
+             *(f"ncu command: {' '.join(s['command'])}" for s in ran if "command" in s),
+             *([f"Reread from {args.reread}: {', '.join(s['report'] for s in ran)}."] if args.reread else []),
+             "", crosscheck.agreement_markdown(table, classes)]
     report = "\n".join(lines) + "\n"
-    (args.out / "ncu_crosscheck.md").write_text(report)
-    (args.out / "ncu_crosscheck.json").write_text(json.dumps(
-        {"l2_state": context.get("l2_state"), "cache_control": ran[0]["cache_control"], "sessions": ran,
-         "readers": sorted(readers), "commands": commands,
-         "classified": [{"benchmark": name, "why": why} for name, why in classes], "rows": table}, indent=2))
+    with writing(args.out):
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "ncu_crosscheck.md").write_text(report)
+        (args.out / "ncu_crosscheck.json").write_text(json.dumps(
+            {"l2_state": context.get("l2_state"), "cache_control": ran[0].get("cache_control"), "sessions": ran,
+             "classified": [{"benchmark": name, "why": why} for name, why in classes], "rows": table}, indent=2))
     print(report[-4000:])
-    return 1 if failures else 0
+    return 1 if any(r["agree"] is False for r in table) else 0
 
 
 def cli():
