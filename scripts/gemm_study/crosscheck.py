@@ -9,10 +9,7 @@ from . import names
 from .catalogue import load_catalogue
 from .footprint import working_set_bytes
 
-# DRAM bytes: within 10% of the larger or 1 MiB; where A+B+C fit in L2, within a third of A+B+C
-# if that is larger. There a warm launch reads a residue and a cold one A and B, two thirds of
-# A+B+C: a third is the line between the two cache states, and the residue itself moves with
-# write-back timing and each profiler's own set-up.
+# The tolerances (docs/nsight-compute.md, "The rule", says why each is what it is).
 DRAM_RELATIVE_TOLERANCE = 0.10
 DRAM_WORKING_SET_SHARE = 1 / 3
 DRAM_ABSOLUTE_TOLERANCE_BYTES = 1 << 20
