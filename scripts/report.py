@@ -158,7 +158,8 @@ def tile_section(kernel, precisions, out):
                 out / f"gflops_{family}_{precision}.csv")
             table = data.sort_values(["m", "tile"])
             cols = [c for c in COUNTER_COLUMNS if c in table]
-            md += [f"### {family}, {precision}", "", markdown_table(table, cols, [OVERVIEW_HEADERS.get(c, c) for c in cols]), ""]
+            headers = [OVERVIEW_HEADERS.get(c, c) for c in cols]
+            md += [f"### {family}, {precision}", "", markdown_table(table, cols, headers), ""]
     return md
 
 

@@ -207,9 +207,10 @@ def markdown(context, table, frame):
         lines.append("")
     rates = tensor_flop_per_pipe_cycle(frame, context)
     if rates:
+        assumed = TENSOR_FLOP_PER_SM_CYCLE.get(_compute_capability(context), {})
         lines += ["FLOP per SM per cycle of a busy tensor pipe, measured (2·M·N·K over tensor_pipe_cycles "
-                  "scaled by its peak per SM): " + "; ".join(
-                      f"{family} {number(rate)}" for family, rate in rates.items()) +
-                  " (median over its shapes; the table above assumes "
-                  f"{TENSOR_FLOP_PER_SM_CYCLE.get(_compute_capability(context), {})}).", ""]
+                  "scaled by its peak per SM; median over a family's shapes): " +
+                  "; ".join(f"{family} {number(rate)}" for family, rate in rates.items()) +
+                  ". The tensor ceilings above assume " +
+                  (", ".join(f"{COMPUTE[key][0]} {rate}" for key, rate in assumed.items()) or "no table rate") + ".", ""]
     return lines

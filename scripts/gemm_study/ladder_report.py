@@ -71,15 +71,17 @@ class ShapeLadder:
         frame = pd.concat([self.rows, self.references], ignore_index=True)
         reasons = frame.get("account_reason", pd.Series(dtype=object))
         found = reasons[[isinstance(r, str) and r != "" for r in reasons]].value_counts()
-        return [f"No account for {n} of these rows: {reason}." for reason, n in found.items()] + ([""] if len(found) else [])
+        lines = [f"No account for {n} of these rows: {reason}." for reason, n in found.items()]
+        return lines + [""] if lines else []
 
     def step_lines(self):
         if not self.steps:
             return []
         lines = ["| step | measured | predicted | off by | verdict |", "|---|---:|---:|---:|---|"]
         for s in self.steps:
-            lines.append(f"| {s.label} | x{s.measured:.2f} | {'x' + format(s.predicted, '.2f') if s.predicted == s.predicted else ''} "
-                         f"| {format(s.off, '+.0%') if s.off == s.off else ''} | {s.verdict} |")
+            predicted = f"x{s.predicted:.2f}" if s.predicted == s.predicted else ""
+            off = f"{s.off:+.0%}" if s.off == s.off else ""
+            lines.append(f"| {s.label} | x{s.measured:.2f} | {predicted} | {off} | {s.verdict} |")
         lines.append("")
         lines += [f"- **{s.label}**: {s.sentence}" for s in self.steps]
         return lines
