@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The cross-GPU page: two gemm-bench results files (two GPUs), the same variant at the same
-shape side by side (time and counters), the differences of the two contexts (DRAM bandwidth,
-L2 size, clocks, SM count) and generated sentences on which of them explains each ratio.
+shape side by side. For the ladder (the rungs and cuBLAS at the largest shape each precision has
+rungs on both) and for every benchmark: the speedup of B over A, the SM clock ratio (at the
+clocks each ran at) and the HBM bandwidth ratio, which of the two the speedup moved with, and
+whether A's counters (the bottleneck account's limiter, else DRAM and pipe utilization)
+predicted it. Files with per-sample clocks and a power state and older files both work.
 
-Example: scripts/cross_gpu.py reports/h100/results.json reports/h200/results.json --out reports/cross_gpu.md
+Example: scripts/cross_gpu.py reports/h100-80gb-hbm3/results.json reports/h200/results.json --out reports/cross_gpu.md
 """
 import argparse
 import sys

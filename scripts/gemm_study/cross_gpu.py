@@ -1,26 +1,34 @@
-"""The cross-GPU page: the same variant at the same shape on two GPUs, time and counters side
-by side, the differences of the two contexts (DRAM bandwidth, L2 size, clocks, SM count) and
-generated sentences on which difference explains each ratio.
+"""The cross-GPU page: the same variant at the same shape on two GPUs, A (the baseline) and B.
 
-The rule behind the sentences (a roofline argument): on GPU A, a kernel that moves DRAM bytes at
->= 50% of A's peak bandwidth is memory-bound and should scale with the bandwidth ratio; one at
->= 50% of its arithmetic's peak is compute-bound and should scale with the peak ratio; anything
-else is latency/issue-bound and should scale with SMs x SM clock. A shape whose A+B+C fits in
-both L2s is L2-resident: DRAM bandwidth cannot explain its ratio. A measured ratio within 15% of
-the expected one counts as explained."""
+For each benchmark both ran: the speedup of B over A (kernel times: the median of the unflagged
+samples in files that record samples, the median launch otherwise), and the two ratios a GEMM
+can move with: the SM clock ratio (SMs x the SM clock each benchmark ran at, B over A: its
+measured sm_clock_mhz, else the GPUs' maximum clocks) and the HBM bandwidth ratio (peak_dram_gbs,
+B over A). The speedup moved with the ratio it is within 10% of (MOVED_WITHIN; nearest first);
+where the two ratios are themselves that close, the speedup cannot tell them apart.
+
+The prediction comes from A's counters alone: the bottleneck account's limiter (account.py)
+where the row has the account's counters -- DRAM predicts the bandwidth ratio, the L2 the L2
+clock ratio where both rows measured it, any SM unit (a pipe, the issue slots, shared memory)
+the SM clock ratio; without them, the larger of the DRAM utilization (bytes over time over the
+peak bandwidth) and the busiest pipe's utilization, where it is at least half of peak; without
+pipe counters either (older files), DRAM at half its peak bandwidth or more. A prediction holds
+where the speedup moved with the predicted ratio."""
 import math
 
 import numpy as np
 
-from .ladder import PEAK_KEYS, compute_of
+from . import account as bottleneck
 from .footprint import working_set_bytes
 from .formatting import markdown_table, number
 from .manifest import TAGS
 from .results import context_value, has_tag
 
-MEMORY_BOUND_SHARE = 0.5
-COMPUTE_BOUND_SHARE = 0.5
-EXPLAINED_WITHIN = 0.15
+MOVED_WITHIN = 0.10
+BUSY_SHARE = 0.5
+PIPE_UTILIZATION = ("fma_pipe_util_pct", "fp64_pipe_util_pct", "tensor_pipe_util_pct")
+SM_UNITS = ("fma", "fp64", "tensor", "issue", "shared")
+BANDWIDTH, SM_CLOCK, L2_CLOCK = "HBM bandwidth", "SM clock", "L2 clock"
 # (label, context keys in the order they are looked up, unit)
 CONTEXT_ROWS = [
     ("SMs", ("gpu_sm_count", "sm_count"), ""),
@@ -30,12 +38,14 @@ CONTEXT_ROWS = [
     ("peak FP32", ("peak_fp32_gflops",), "GFLOP/s"),
     ("peak TF32", ("peak_tf32_gflops",), "GFLOP/s"),
     ("peak FP64", ("peak_fp64_gflops",), "GFLOP/s"),
+    ("power limit", ("power_limit_w",), "W"),
 ]
-SIDE_BY_SIDE_COUNTERS = ["dram_read_bytes", "l2_hit_rate", "achieved_occupancy", "sm_clock_mhz"]
+TEXT_ROWS = [("driver", "cuda_driver_version"), ("CUDA runtime", "cuda_runtime_version"),
+             ("L2 state", "l2_state"), ("power state", "power_state"), ("revision", "git_revision")]
 
 
 class Gpu:
-    """One side of the comparison: its context numbers and its kernel rows by benchmark."""
+    """One side of the comparison: its context and its kernel rows by benchmark name."""
 
     def __init__(self, context, frame):
         self.context = context
@@ -51,9 +61,12 @@ class Gpu:
         return context_value(self.context, *keys)
 
     @property
-    def sm_throughput(self):
-        """SMs x max SM clock: what scales a kernel bound by neither memory nor arithmetic peak."""
-        return self.value("gpu_sm_count", "sm_count") * self.value("gpu_max_sm_clock_mhz", "max_sm_clock_mhz")
+    def sms(self):
+        return self.value("gpu_sm_count", "sm_count")
+
+    @property
+    def max_clock(self):
+        return self.value("gpu_max_sm_clock_mhz", "max_sm_clock_mhz")
 
     @property
     def dram_gbs(self):
@@ -63,8 +76,9 @@ class Gpu:
     def l2_bytes(self):
         return self.value("gpu_l2_bytes", "l2_bytes")
 
-    def peak(self, compute):
-        return self.value(PEAK_KEYS.get(compute, ""))
+
+def _number(row, key):
+    return bottleneck.value(row, key)
 
 
 def context_table(a, b):
@@ -76,57 +90,82 @@ def context_table(a, b):
         ratio = y / x if math.isfinite(x) and math.isfinite(y) and x else math.nan
         suffix = f" {unit}" if unit else ""
         lines.append(f"| {label} | {number(x)}{suffix} | {number(y)}{suffix} | {number(ratio)} |")
-    for label, key in (("driver", "cuda_driver_version"), ("CUDA runtime", "cuda_runtime_version"),
-                       ("L2 state", "l2_state"), ("revision", "git_revision")):
-        lines.append(f"| {label} | {a.context.get(key, '?')} | {b.context.get(key, '?')} | |")
+    for label, key in TEXT_ROWS:
+        if key in a.context or key in b.context:
+            lines.append(f"| {label} | {a.context.get(key, '?')} | {b.context.get(key, '?')} | |")
     return "\n".join(lines)
 
 
-def bound_on(row, gpu):
-    """'memory', 'compute' or 'latency': what limits this run on `gpu` (see the module doc)."""
+def clock_of(row, gpu):
+    """The SM clock the row ran at (MHz), or the GPU's maximum where the row has none."""
+    clock = _number(row, "sm_clock_mhz")
+    return clock if clock > 0 else gpu.max_clock
+
+
+def ratios(row_a, row_b, a, b):
+    """{mover: the ratio B over A it predicts} for one benchmark."""
+    out = {SM_CLOCK: b.sms * clock_of(row_b, b) / (a.sms * clock_of(row_a, a)),
+           BANDWIDTH: b.dram_gbs / a.dram_gbs}
+    l2_a, l2_b = _number(row_a, "l2_clock_hz"), _number(row_b, "l2_clock_hz")
+    if l2_a > 0 and l2_b > 0:
+        out[L2_CLOCK] = l2_b / l2_a
+    return out
+
+
+def predicted(row, gpu):
+    """(the ratio A's counters say the benchmark moves with, from what)."""
+    acc = bottleneck.account(row, gpu.context)
+    if not acc.reason:
+        if acc.limiter == "dram":
+            return BANDWIDTH, "account: DRAM"
+        if acc.limiter == "l2":
+            return L2_CLOCK, "account: L2"
+        return SM_CLOCK, f"account: {bottleneck.BY_KEY[acc.limiter].label}"
     seconds = row["time_ms"] / 1e3
-    try:
-        dram = float(row.get("dram_read_bytes")) + float(row.get("dram_write_bytes"))
-    except (TypeError, ValueError):
-        dram = math.nan
-    if math.isfinite(dram) and dram / seconds / 1e9 >= MEMORY_BOUND_SHARE * gpu.dram_gbs:
-        return "memory"
-    if row["gflops"] >= COMPUTE_BOUND_SHARE * gpu.peak(compute_of(row)):
-        return "compute"
-    return "latency"
+    dram = (_number(row, "dram_read_bytes") + _number(row, "dram_write_bytes")) / seconds / 1e9 / gpu.dram_gbs
+    pipes = [_number(row, key) / 100 for key in PIPE_UTILIZATION]
+    pipe = max((p for p in pipes if math.isfinite(p)), default=math.nan)
+    if math.isfinite(dram) and math.isfinite(pipe):
+        if dram >= BUSY_SHARE and dram >= pipe:
+            return BANDWIDTH, f"DRAM {dram:.0%} of peak, pipes {pipe:.0%}"
+        return SM_CLOCK, f"pipes {pipe:.0%} of peak, DRAM {dram:.0%}"
+    if math.isfinite(dram):
+        return (BANDWIDTH if dram >= BUSY_SHARE else SM_CLOCK), f"DRAM {dram:.0%} of peak (no pipe counters)"
+    return SM_CLOCK, "no DRAM or pipe counters"
 
 
-def expected_speedup(bound, row, a, b):
-    """(ratio B over A that the bound predicts, what the ratio is)."""
-    if bound == "memory":
-        return b.dram_gbs / a.dram_gbs, "the DRAM bandwidth ratio"
-    if bound == "compute":
-        compute = compute_of(row)
-        return b.peak(compute) / a.peak(compute), f"the {compute.upper()} peak ratio"
-    return b.sm_throughput / a.sm_throughput, "the SMs x SM clock ratio"
+def moved_with(speedup, by_mover):
+    """The mover whose ratio the speedup is within MOVED_WITHIN of (nearest first), 'either' where
+    the SM clock and bandwidth ratios are that close themselves, or 'neither'."""
+    clock, bandwidth = by_mover[SM_CLOCK], by_mover[BANDWIDTH]
+    if abs(math.log(clock / bandwidth)) <= math.log1p(MOVED_WITHIN):
+        return "either"
+    gaps = {mover: abs(math.log(speedup / ratio)) for mover, ratio in by_mover.items()
+            if math.isfinite(ratio) and ratio > 0}
+    nearest = min(gaps, key=gaps.get)
+    return nearest if gaps[nearest] <= math.log1p(MOVED_WITHIN) else "neither"
 
 
-def explain(row_a, row_b, a, b):
-    """One sentence: the measured speedup of B over A and the context difference behind it."""
+def compare(row_a, row_b, a, b):
+    """One benchmark on both GPUs: the measured speedup, the ratios, the prediction and verdict."""
     speedup = row_a["time_ms"] / row_b["time_ms"]
-    bound = bound_on(row_a, a)
-    expected, what = expected_speedup(bound, row_a, a, b)
-    head = (f"{row_a['variant']} ({row_a['precision']}, {row_a['shape']}): {b.name} takes "
-            f"{speedup:.2f}x less time than {a.name}" if speedup >= 1 else
-            f"{row_a['variant']} ({row_a['precision']}, {row_a['shape']}): {b.name} takes "
-            f"{1 / speedup:.2f}x more time than {a.name}")
-    resident = working_set_bytes(row_a) <= min(a.l2_bytes, b.l2_bytes)
-    cause = {"memory": "memory-bound on A", "compute": "compute-bound on A",
-             "latency": "bound by neither DRAM nor arithmetic peak on A"}[bound]
-    if resident and bound == "memory":
-        cause += ", yet its A+B+C fits in both L2s (DRAM bytes are write-back and noise)"
-    if not math.isfinite(expected):
-        return f"{head}; {cause}; the contexts lack the numbers for {what}."
-    verdict = "explained by" if abs(speedup / expected - 1) <= EXPLAINED_WITHIN else "not explained by"
-    text = f"{head}; {cause}, so {verdict} {what} ({expected:.2f}x)"
-    if resident and bound != "memory":
-        text += "; L2-resident on both GPUs, so DRAM bandwidth plays no part"
-    return text + "."
+    by_mover = ratios(row_a, row_b, a, b)
+    mover, source = predicted(row_a, a)
+    moved = moved_with(speedup, by_mover)
+    holds = None if moved == "either" else moved == mover
+    return {"variant": row_a["variant"], "precision": row_a["precision"], "shape": row_a["shape"],
+            "rung": _number(row_a, "rung"), "ms A": row_a["time_ms"], "ms B": row_b["time_ms"],
+            "B speedup": speedup, "SM clock A": clock_of(row_a, a), "SM clock B": clock_of(row_b, b),
+            "SM clock ratio": by_mover[SM_CLOCK], "bandwidth ratio": by_mover[BANDWIDTH],
+            "state A": _state(row_a), "state B": _state(row_b),
+            "counters on A predict": mover, "from": source, "moved with": moved,
+            "holds": {True: "yes", False: "no", None: "-"}[holds],
+            "resident": working_set_bytes(row_a) <= min(a.l2_bytes, b.l2_bytes)}
+
+
+def _state(row):
+    sustained = _number(row, "sustained")
+    return "-" if math.isnan(sustained) else ("sustained" if sustained else "burst")
 
 
 def pairs(a, b):
@@ -136,61 +175,83 @@ def pairs(a, b):
     return [(a.rows[n], b.rows[n]) for n in sorted(common, key=key)]
 
 
-def side_by_side(matched, a, b):
-    import pandas as pd
-
-    records = []
-    for row_a, row_b in matched:
-        record = {"variant": row_a["variant"], "ms A": row_a["time_ms"], "ms B": row_b["time_ms"],
-                  "B speedup": row_a["time_ms"] / row_b["time_ms"],
-                  "bound on A": bound_on(row_a, a)}
-        for counter in SIDE_BY_SIDE_COUNTERS:
-            if counter in row_a or counter in row_b:
-                record[f"{counter} A"] = row_a.get(counter, np.nan)
-                record[f"{counter} B"] = row_b.get(counter, np.nan)
-        records.append(record)
-    return pd.DataFrame(records)
+def is_ladder(row):
+    """A rung of a ladder, or one of the cuBLAS references it is measured against."""
+    return math.isfinite(_number(row, "rung")) or TAGS.reference in tuple(row.get("tags") or ())
 
 
-def summary_sentences(matched, a, b):
-    """Per bound: how many kernels, their median speedup, and the ratio that should explain it."""
+def ladder_rows(compared):
+    """The ladder at the largest shape of each precision where a rung ran on both GPUs."""
     out = []
-    for bound in ("memory", "compute", "latency"):
-        group = [(x, y) for x, y in matched if bound_on(x, a) == bound]
+    for precision in dict.fromkeys(c["precision"] for c in compared):
+        rungs = [c for c in compared if c["precision"] == precision and math.isfinite(c["rung"])]
+        if not rungs:
+            continue
+        largest = max((c["shape"] for c in rungs), key=lambda s: [int(x) for x in s.split("x")])
+        out += sorted((c for c in compared if c["precision"] == precision and c["shape"] == largest
+                       and c["is_ladder"]), key=lambda c: (c["rung"] if math.isfinite(c["rung"]) else 99))
+    return out
+
+
+def verdict(compared, a, b):
+    """Sentences: per predicted mover, how many benchmarks moved with it, and the median speedup."""
+    out = []
+    for mover in (SM_CLOCK, BANDWIDTH, L2_CLOCK):
+        group = [c for c in compared if c["counters on A predict"] == mover]
         if not group:
             continue
-        speedups = [x["time_ms"] / y["time_ms"] for x, y in group]
-        expected, what = expected_speedup(bound, group[0][0], a, b)
-        out.append(f"{len(group)} {bound}-bound benchmark(s) on {a.name}: median speedup on {b.name} "
-                   f"{float(np.median(speedups)):.2f}x against {what} {number(expected)}x.")
-    resident = [(x, y) for x, y in matched if working_set_bytes(x) <= min(a.l2_bytes, b.l2_bytes)]
-    if resident:
-        speedups = [x["time_ms"] / y["time_ms"] for x, y in resident]
-        out.append(f"{len(resident)} benchmark(s) have A+B+C within both L2s "
-                   f"({number(min(a.l2_bytes, b.l2_bytes))} bytes): median speedup "
-                   f"{float(np.median(speedups)):.2f}x, where DRAM bandwidth "
-                   f"(ratio {number(b.dram_gbs / a.dram_gbs)}x) cannot be the reason.")
+        told = [c for c in group if c["holds"] != "-"]
+        held = sum(c["holds"] == "yes" for c in told)
+        ratio = float(np.median([c["SM clock ratio" if mover == SM_CLOCK else "bandwidth ratio"] for c in group])) \
+            if mover != L2_CLOCK else math.nan
+        text = (f"{len(group)} predicted to move with the {mover} ratio (median {number(ratio)}x) by the counters "
+                f"on {a.name}: median speedup on {b.name} {float(np.median([c['B speedup'] for c in group])):.2f}x; ")
+        text += (f"the prediction held for {held} of {len(told)}" if told else "none could be told apart")
+        untold = len(group) - len(told)
+        out.append(text + (f" ({untold} where the two ratios are within {MOVED_WITHIN:.0%} of each other)."
+                           if untold and told else "."))
     return out
+
+
+LADDER_COLUMNS = ["rung", "variant", "ms A", "ms B", "B speedup", "SM clock A", "SM clock B", "SM clock ratio",
+                  "bandwidth ratio", "state A", "state B", "counters on A predict", "from", "moved with", "holds"]
+ALL_COLUMNS = ["variant", "ms A", "ms B", "B speedup", "SM clock ratio", "bandwidth ratio",
+               "counters on A predict", "moved with", "holds", "L2-resident"]
 
 
 def page(context_a, frame_a, context_b, frame_b, label_a="A", label_b="B"):
     """The cross-GPU page as markdown."""
+    import pandas as pd
+
     a, b = Gpu(context_a, frame_a), Gpu(context_b, frame_b)
-    matched = pairs(a, b)
+    compared = [compare(x, y, a, b) for x, y in pairs(a, b)]
+    for c, (x, _) in zip(compared, pairs(a, b)):
+        c.update(is_ladder=is_ladder(x), **{"L2-resident": "yes" if c["resident"] else "no"})
     md = [f"# Cross-GPU: {a.name} (A, `{label_a}`) vs {b.name} (B, `{label_b}`)", "",
-          "Same variant, same shape, kernel-only median times. " + __doc__.split("\n\n", 1)[1].replace("\n", " "),
-          ""]
+          __doc__.split("\n\n", 1)[1].replace("\n", " "), ""]
     for gpu, label in ((a, "A"), (b, "B")):
         if "real_time" in gpu.time_fields:
             md += [f"Note: {label}'s file has no median_ms: its times are Google Benchmark's mean real_time.", ""]
     md += ["## The two contexts", "", context_table(a, b), ""]
-    if not matched:
+    if not compared:
         return "\n".join(md + ["No benchmark ran on both GPUs (same variant, precision and shape)."]) + "\n"
-    md += ["## What explains the ratios", ""] + [f"- {s}" for s in summary_sentences(matched, a, b)] + [""]
-    for precision in dict.fromkeys(x["precision"] for x, _ in matched):
-        for shape in dict.fromkeys(x["shape"] for x, _ in matched if x["precision"] == precision):
-            group = [(x, y) for x, y in matched if x["precision"] == precision and x["shape"] == shape]
-            table = side_by_side(group, a, b)
-            md += [f"## {precision}, {shape}", "", markdown_table(table, list(table.columns)), ""]
-            md += [f"- {explain(x, y, a, b)}" for x, y in group] + [""]
+    ladder = ladder_rows(compared)
+    md += ["## The ladder", ""]
+    if ladder:
+        for precision in dict.fromkeys(c["precision"] for c in ladder):
+            rows = pd.DataFrame([c for c in ladder if c["precision"] == precision])
+            md += [f"{precision}, {rows['shape'].iloc[0]}:", "", markdown_table(rows, LADDER_COLUMNS), ""]
+        md += [f"- {s}" for s in verdict(ladder, a, b)] + [""]
+    else:
+        md += ["No rung of the ladder ran on both GPUs.", ""]
+    md += ["## Every benchmark both ran", ""] + [f"- {s}" for s in verdict(compared, a, b)]
+    resident = [c for c in compared if c["resident"]]
+    if resident:
+        md.append(f"- {len(resident)} have A+B+C within both L2s ({number(min(a.l2_bytes, b.l2_bytes))} bytes): "
+                  f"median speedup {float(np.median([c['B speedup'] for c in resident])):.2f}x.")
+    md.append("")
+    for precision in dict.fromkeys(c["precision"] for c in compared):
+        for shape in dict.fromkeys(c["shape"] for c in compared if c["precision"] == precision):
+            rows = pd.DataFrame([c for c in compared if c["precision"] == precision and c["shape"] == shape])
+            md += [f"### {precision}, {shape}", "", markdown_table(rows, ALL_COLUMNS), ""]
     return "\n".join(md) + "\n"
