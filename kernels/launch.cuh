@@ -3,7 +3,9 @@
 // variant (variant_builder.h) for a kernel, and the plans most families use.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -120,6 +122,14 @@ void for_each_precision(Fn&& fn) {
 template <auto... CONFIGS, typename Fn>
 void for_each_config(Fn&& fn) {
   (fn.template operator()<CONFIGS>(), ...);
+}
+
+// The same for every entry of a constexpr table: for_each_entry<kConfigs>(fn).
+template <const auto& TABLE, typename Fn>
+void for_each_entry(Fn&& fn) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (fn.template operator()<TABLE[I]>(), ...);
+  }(std::make_index_sequence<std::size(TABLE)>{});
 }
 
 // The compile-time tile sizes the study sweeps: fn(std::integral_constant<int, TILE>{}) each.

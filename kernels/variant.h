@@ -89,6 +89,8 @@ struct Variant {
   double counters_max_work = 0;
   // Arithmetic accuracy, for the verification tolerance: unit roundoff of the products.
   double unit_roundoff = 0;
+  // One block per SM walks the tiles of C (the grid follows the device, not the shape).
+  bool persistent_grid = false;
 
   Precondition can_implement;                        // empty: any legal shape
   std::function<LaunchPlan(const GemmShape&)> plan;  // cuda_kernel only

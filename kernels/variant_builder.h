@@ -123,6 +123,10 @@ class VariantBuilder {
     v_.note = std::move(text);
     return *this;
   }
+  VariantBuilder& persistent_grid() {
+    v_.persistent_grid = true;
+    return *this;
+  }
   VariantBuilder& default_max_work(double work) {
     v_.default_max_work = work;
     return *this;

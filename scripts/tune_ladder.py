@@ -10,21 +10,23 @@ for it (e.g. a re-sweep of FP64 after a change to its kernel on top of a full sw
 Only benchmarks of family `tuned` tagged `tuning` count; failed ones are ignored (a configuration
 that fails or is refused at a size cannot win there). With repetitions, a configuration's speed is
 the median of its repetitions' GFLOP/s. A non-cubic shape counts at the cube edge of its M*N*K.
+A configuration is the variant's parameter fields as gemm-bench recorded them (in the kernel
+configuration's field order; `mbar` only where set), written back as a designated initializer of
+PipelinedConfig (kernels/ladder/pipelined_kernel.cuh).
 Exit status: 0 written, 2 bad input (no tuning results, unreadable JSON).
 """
 import argparse
-import json
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_study import results  # noqa: E402
+from gemm_study.errors import InputError  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "kernels" / "ladder" / "tuned_configs.inc"
-KEYS = ("bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages", "group", "minb", "mbar")
-# Parameters a benchmark names only where they differ from this default.
-DEFAULTS = {"mbar": 0}
-CTYPE = {"fp32": "float", "fp64": "double"}
 
 HEADER = """\
 // The tuned rung's configuration per precision and problem size: the fastest `tuning` instance
@@ -33,22 +35,39 @@ HEADER = """\
 // gemm-bench JSON; regenerate, never edit by hand.
 // source: {source}
 //
-// LADDER_TUNED(type, size, bm, bn, bk, wm, wn, tm, tn, stages, group, minb, mbar)
+// LADDER_TUNED(precision, size, {{configuration}})
 //   size: the cube edge the configuration won at; a shape takes the entry whose size^3 is
-//   nearest to its M*N*K (in log scale).
+//   nearest to its M*N*K (in log scale). configuration: a PipelinedConfig.
 """
 
 
 def cube_edge(shape):
     work = shape["m"] * shape["n"] * shape["k"]
-    edge = round(work ** (1.0 / 3.0))
-    return edge
+    return round(work ** (1.0 / 3.0))
 
 
-def collect(results):
-    """{(precision, size): {params tuple: [gflops, ...]}} from the tuning benchmarks."""
+class Config(tuple):
+    """A configuration: its (field, value) pairs in the recorded order, hashable."""
+
+    @classmethod
+    def of(cls, params):
+        return cls((str(k), int(v)) for k, v in params.items())
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return dict(self).get(key, 0)
+        return tuple.__getitem__(self, key)
+
+    def initializer(self):
+        """'{.bm = 128, ..., .mbar = true}' (mbar: a bool)."""
+        fields = [f".{k} = {('true' if v else 'false') if k == 'mbar' else v}" for k, v in self]
+        return "{" + ", ".join(fields) + "}"
+
+
+def collect(benchmarks):
+    """{(precision, size): {Config: [gflops, ...]}} from the tuning benchmarks."""
     speeds = defaultdict(lambda: defaultdict(list))
-    for b in results.get("benchmarks", []):
+    for b in benchmarks:
         v = b.get("variant")
         if not isinstance(v, dict) or v.get("family") != "tuned" or "tuning" not in v.get("tags", []):
             continue
@@ -56,11 +75,10 @@ def collect(results):
             continue
         if "gflops" not in b:
             continue
-        params = {**DEFAULTS, **v.get("params", {})}
-        if any(k not in params for k in KEYS):
-            raise ValueError(f"{v.get('name')}: params lack one of {KEYS}")
-        key = tuple(int(params[k]) for k in KEYS)
-        speeds[(v["precision"], cube_edge(v["shape"]))][key].append(float(b["gflops"]))
+        params = v.get("params") or {}
+        if not all(k in params for k in ("bm", "bn")):
+            raise InputError(f"{v.get('name')}: params lack bm or bn")
+        speeds[(v["precision"], cube_edge(v["shape"]))][Config.of(params)].append(float(b["gflops"]))
     return speeds
 
 
@@ -70,37 +88,39 @@ def collect(results):
 TIE = 0.01
 
 
-def block_tile(params):
-    return params[KEYS.index("bm")] * params[KEYS.index("bn")]
+def block_tile(config):
+    return config["bm"] * config["bn"]
 
 
 def pick(configs):
-    """(params, gflops, runner-up gflops) of {params: [gflops, ...]}: the fastest, or among
+    """(config, gflops, runner-up gflops) of {config: [gflops, ...]}: the fastest, or among
     those within TIE of it the one with the largest block tile."""
-    ranked = sorted(((statistics.median(g), p) for p, g in configs.items()), reverse=True)
+    ranked = sorted(((statistics.median(g), c) for c, g in configs.items()), reverse=True)
     fastest = ranked[0][0]
-    ties = [(block_tile(p), speed, p) for speed, p in ranked if speed >= fastest * (1 - TIE)]
-    _, speed, params = max(ties)
-    others = [s for s, p in ranked if p != params]
-    return params, speed, (others[0] if others else float("nan"))
+    ties = [(block_tile(c), speed, c) for speed, c in ranked if speed >= fastest * (1 - TIE)]
+    _, speed, config = max(ties)
+    others = [s for s, c in ranked if c != config]
+    return config, speed, (others[0] if others else float("nan"))
 
 
 def winners(speeds):
-    """[(precision, size, params, median gflops, runner-up gflops)] sorted by precision, size."""
+    """[(precision, size, config, median gflops, runner-up gflops)] sorted by precision, size."""
     out = []
     for (precision, size), configs in speeds.items():
-        params, speed, second = pick(configs)
-        out.append((precision, size, params, speed, second))
+        config, speed, second = pick(configs)
+        out.append((precision, size, config, speed, second))
     return sorted(out, key=lambda w: (w[0], w[1]))
 
 
 def render(wins, source):
     lines = [HEADER.format(source=source)]
-    for precision, size, params, best, second in wins:
-        args = ", ".join(str(x) for x in params)
+    for precision, size, config, best, second in wins:
         lines.append(f"// {precision} {size}^3: {best:.0f} GFLOP/s (next best {second:.0f})")
-        lines.append(f"LADDER_TUNED({CTYPE[precision]}, {size}, {args})")
+        lines.append(f"LADDER_TUNED({precision}, {size}, {config.initializer()})")
     return "\n".join(lines) + "\n"
+
+
+PRECISIONS = ("fp32", "fp64")
 
 
 def main(argv=None):
@@ -112,22 +132,20 @@ def main(argv=None):
     speeds, sources = {}, []
     for path in args.results:
         try:
-            results = json.loads(path.read_text())
-            if not isinstance(results, dict):
-                raise ValueError("not a gemm-bench results file (no top-level object)")
-            speeds.update(collect(results))
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+            context, benchmarks = results.load_results(path)
+            speeds.update(collect(benchmarks))
+        except (InputError, ValueError, TypeError, KeyError, AttributeError) as e:
             print(f"tune_ladder: {path}: {e}", file=sys.stderr)
             return 2
-        ctx = results.get("context", {})
-        sources.append(f"{path.name}, {ctx.get('gpu_name', 'unknown GPU')}, {ctx.get('date', '')}".strip(", "))
+        sources.append(f"{path.name}, {context.get('gpu_name', 'unknown GPU')}, "
+                       f"{context.get('date', '')}".strip(", "))
     wins = winners(speeds)
     shown = " ".join(str(p) for p in args.results)
     if not wins:
         print(f"tune_ladder: {shown} has no successful `tuned` tuning benchmarks "
               "(run gemm-bench --tags=tuning)", file=sys.stderr)
         return 2
-    missing = {CTYPE[p] for p in CTYPE} - {CTYPE[w[0]] for w in wins}
+    missing = set(PRECISIONS) - {w[0] for w in wins}
     if missing:
         print(f"tune_ladder: no results for {', '.join(sorted(missing))}: the tuned rung needs "
               "both precisions", file=sys.stderr)
@@ -141,8 +159,8 @@ def main(argv=None):
         except OSError as e:
             print(f"tune_ladder: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
             return 2
-        for precision, size, params, best, _ in wins:
-            print(f"{precision} {size}^3: {dict(zip(KEYS, params))} {best:.0f} GFLOP/s")
+        for precision, size, config, best, _ in wins:
+            print(f"{precision} {size}^3: {dict(config)} {best:.0f} GFLOP/s")
         print(f"wrote {args.out}")
     return 0
 

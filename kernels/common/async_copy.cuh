@@ -148,27 +148,38 @@ __device__ __forceinline__ void tma_load_2d(void* smem_dst, const CUtensorMap* m
 #endif
 
 // --- PipelineState ----------------------------------------------------------------------------
-// Where a walk over a ring of STAGES stages stands: the stage's index and the parity of the
-// barrier phase that k-tile is in, kept together (CUTLASS's PipelineState). K-tile t of the walk
-// sits in stage t % STAGES and completes phase (t / STAGES) & 1 of that stage's barriers; a state
-// is advanced instead of computing either from t. STEP > 1 counts the index in those units (a
-// stage's size in elements, where a pipeline needs the stage's offset and no barrier index).
+// Where a walk over a ring of STAGES stages stands: the stage's index, the parity of the barrier
+// phase that k-tile is in, and the stage's offset (index * STEP, e.g. in elements), kept together
+// (CUTLASS's PipelineState). K-tile t of the walk sits in stage t % STAGES and completes phase
+// (t / STAGES) & 1 of that stage's barriers; a state is advanced instead of computing either
+// from t.
 template <int STAGES, int STEP = 1>
 struct PipelineState {
   static_assert(STAGES >= 1 && STEP >= 1, "a ring of at least one stage");
-  int index = 0;  // stage * STEP
+  int index = 0;
   unsigned phase = 0;
+  int offset = 0;
 
   // The state `ahead` k-tiles on (0 <= ahead <= STAGES).
   __host__ __device__ static constexpr PipelineState at(int ahead) {
-    return ahead < STAGES ? PipelineState{ahead * STEP, 0u}
-                          : PipelineState{(ahead - STAGES) * STEP, 1u};
+    return ahead < STAGES ? PipelineState{ahead, 0u, ahead * STEP}
+                          : PipelineState{ahead - STAGES, 1u, (ahead - STAGES) * STEP};
   }
   __host__ __device__ PipelineState& operator++() {
-    index += STEP;
-    if (index == STAGES * STEP) {
-      index = 0;
-      phase ^= 1u;
+    if constexpr (STEP == 1) {
+      if (++index == STAGES) {
+        index = 0;
+        phase ^= 1u;
+      }
+      offset = index;
+    } else {
+      ++index;
+      offset += STEP;
+      if (offset == STAGES * STEP) {  // (not index: a walk that needs offsets alone drops index)
+        index = 0;
+        offset = 0;
+        phase ^= 1u;
+      }
     }
     return *this;
   }

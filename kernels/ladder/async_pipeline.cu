@@ -5,20 +5,30 @@
 #include "pipelined_kernel.cuh"
 
 namespace gemm {
+namespace {
+
+// Rung 5's tiles, 3 stages, row-major block order; the depth sweep (FP32, whole tiles) runs 2
+// and 4 stages next to it.
+constexpr PipelinedConfig kFp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
+                                .tn = 8, .stages = 3, .group = 0, .minb = 2};
+constexpr PipelinedConfig kFp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
+                                .tn = 4, .stages = 3, .group = 0, .minb = 1};
+constexpr PipelinedConfig with_stages(PipelinedConfig c, int stages) {
+  c.stages = stages;
+  return c;
+}
+
+}  // namespace
 
 void add_async_pipeline_variants(std::vector<Variant>& out) {
-  auto representative = [&](VariantBuilder b) {
-    out.push_back(b.representative().note("any shape: an unchecked fast path on whole tiles").build());
-  };
-  auto sweep = [&](VariantBuilder b) {
-    out.push_back(b.sweep().note("stages sweep: whole tiles only").build());
-  };
-  // Representatives: rung 5's tiles, 3 stages, row-major block order.
-  representative(pipelined_variant<float, 128, 128, 8, 32, 64, 8, 8, 3, 0, 2>("async_pipeline"));
-  representative(pipelined_variant<double, 128, 64, 8, 32, 32, 8, 4, 3, 0, 1>("async_pipeline"));
-  // The depth sweep (FP32, whole tiles): 2 and 4 stages next to the representative's 3.
-  sweep(pipelined_variant<float, 128, 128, 8, 32, 64, 8, 8, 2, 0, 2, 0>("async_pipeline"));
-  sweep(pipelined_variant<float, 128, 128, 8, 32, 64, 8, 8, 4, 0, 2, 0>("async_pipeline"));
+  const char* any = "any shape: an unchecked fast path on whole tiles";
+  const char* sweep = "stages sweep: whole tiles only";
+  out.push_back(pipelined_variant<float, kFp32>("async_pipeline").representative().note(any).build());
+  out.push_back(pipelined_variant<double, kFp64>("async_pipeline").representative().note(any).build());
+  out.push_back(pipelined_variant<float, with_stages(kFp32, 2), Shapes::whole_tiles>("async_pipeline")
+                    .sweep().note(sweep).build());
+  out.push_back(pipelined_variant<float, with_stages(kFp32, 4), Shapes::whole_tiles>("async_pipeline")
+                    .sweep().note(sweep).build());
 }
 
 }  // namespace gemm

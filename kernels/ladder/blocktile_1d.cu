@@ -60,16 +60,16 @@ __global__ void __launch_bounds__(BM * BN / TM, sizeof(T) == 4 ? 2 : 1)
   }
 }
 
-template <typename T, int BM, int BN, int BK, int TM>
-void add_config(std::vector<Variant>& out, Role role) {
-  constexpr int threads = BM * BN / TM;
+template <typename T, LadderTile C>
+void add_config(std::vector<Variant>& out) {
+  constexpr int threads = C.bm * C.bn / C.tm;
   out.push_back(VariantBuilder::of<T>("blocktile_1d")
-                    .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}})
+                    .params(C.params())
                     .launch(kernel_launch<T>(
-                        block_tile_plan(BM, BN, threads, 0, (BM + BN) * BK * sizeof(T)),
-                        blocktile_1d_kernel<T, BM, BN, BK, TM>))
-                    .outputs_per_thread(TM)
-                    .role(role)
+                        block_tile_plan(C.bm, C.bn, threads, 0, (C.bm + C.bn) * C.bk * sizeof(T)),
+                        blocktile_1d_kernel<T, C.bm, C.bn, C.bk, C.tm>))
+                    .outputs_per_thread(C.outputs_per_thread())
+                    .representative()
                     .note("any shape: out-of-range tile elements load as zero")
                     .build());
 }
@@ -77,10 +77,10 @@ void add_config(std::vector<Variant>& out, Role role) {
 }  // namespace
 
 void add_blocktile_1d_variants(std::vector<Variant>& out) {
-  for_each_precision([&](auto precision_tag) {
-    using T = typename decltype(precision_tag)::type;
-    add_config<T, 64, 64, 8, 8>(out, Role::representative);  // siboehm's parameters: 512 threads
-  });
+  // siboehm's parameters: 512 threads.
+  constexpr LadderTile tile{.bm = 64, .bn = 64, .bk = 8, .tm = 8};
+  add_config<float, tile>(out);
+  add_config<double, tile>(out);
 }
 
 }  // namespace gemm

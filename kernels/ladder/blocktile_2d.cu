@@ -64,16 +64,16 @@ __global__ void __launch_bounds__(BM * BN / (TM * TN))
     }
 }
 
-template <typename T, int BM, int BN, int BK, int TM, int TN>
-void add_config(std::vector<Variant>& out, Role role) {
-  constexpr int threads = BM * BN / (TM * TN);
+template <typename T, LadderTile C>
+void add_config(std::vector<Variant>& out) {
+  constexpr int threads = C.bm * C.bn / (C.tm * C.tn);
   out.push_back(VariantBuilder::of<T>("blocktile_2d")
-                    .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}, {"tn", TN}})
+                    .params(C.params())
                     .launch(kernel_launch<T>(
-                        block_tile_plan(BM, BN, threads, 0, (BM + BN) * BK * sizeof(T)),
-                        blocktile_2d_kernel<T, BM, BN, BK, TM, TN>))
-                    .outputs_per_thread(TM * TN)
-                    .role(role)
+                        block_tile_plan(C.bm, C.bn, threads, 0, (C.bm + C.bn) * C.bk * sizeof(T)),
+                        blocktile_2d_kernel<T, C.bm, C.bn, C.bk, C.tm, C.tn>))
+                    .outputs_per_thread(C.outputs_per_thread())
+                    .representative()
                     .note("any shape: out-of-range tile elements load as zero")
                     .build());
 }
@@ -81,9 +81,10 @@ void add_config(std::vector<Variant>& out, Role role) {
 }  // namespace
 
 void add_blocktile_2d_variants(std::vector<Variant>& out) {
-  add_config<float, 128, 128, 8, 8, 8>(out, Role::representative);  // siboehm's parameters: 256 threads
+  // siboehm's parameters: 256 threads.
+  add_config<float, LadderTile{.bm = 128, .bn = 128, .bk = 8, .tm = 8, .tn = 8}>(out);
   // FP64: an 8 x 8 tile of doubles is 128 registers of accumulators alone; 8 x 4 fits.
-  add_config<double, 128, 64, 8, 8, 4>(out, Role::representative);
+  add_config<double, LadderTile{.bm = 128, .bn = 64, .bk = 8, .tm = 8, .tn = 4}>(out);
 }
 
 }  // namespace gemm

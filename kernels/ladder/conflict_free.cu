@@ -9,11 +9,11 @@ namespace gemm {
 
 void add_conflict_free_variants(std::vector<Variant>& out) {
   const char* note = "skew-padded As, XOR-swizzled Bs";
-  out.push_back(vectorized_variant<float, 128, 128, 8, 8, 8, true>("conflict_free")
+  out.push_back(vectorized_variant<float, kVectorizedFp32, true>("conflict_free")
                     .representative()
                     .note(note)
                     .build());
-  out.push_back(vectorized_variant<double, 128, 64, 8, 8, 4, true>("conflict_free")
+  out.push_back(vectorized_variant<double, kVectorizedFp64, true>("conflict_free")
                     .representative()
                     .note(note)
                     .build());

@@ -82,6 +82,29 @@ __device__ __forceinline__ void block_tile_coords(int& tile_m, int& tile_n) {
 
 namespace gemm {
 
+// The tiles of a rung below the pipelined ones: the block's tile of C (bm x bn) and k-tile (bk),
+// each warp's tile (wm x wn; 0: the rung has no warp tiles) and each thread's (tm x tn; tn 0: a
+// column of tm outputs).
+struct LadderTile {
+  int bm;
+  int bn;
+  int bk;
+  int wm = 0;
+  int wn = 0;
+  int tm;
+  int tn = 0;
+
+  constexpr int outputs_per_thread() const { return tm * (tn > 0 ? tn : 1); }
+  // The fields that are set, as the variant's name and fields give them.
+  std::vector<Param> params() const {
+    std::vector<Param> p = {{"bm", bm}, {"bn", bn}, {"bk", bk}};
+    if (wm > 0) p.insert(p.end(), {{"wm", wm}, {"wn", wn}});
+    p.push_back({"tm", tm});
+    if (tn > 0) p.push_back({"tn", tn});
+    return p;
+  }
+};
+
 // cp.async needs compute capability 8.0 (an unknown device, 0.0, is not refused).
 inline std::optional<std::string> needs_sm80(const DeviceLimits& d) {
   if (d.cc_major != 0 && d.cc_major < 8)

@@ -11,12 +11,20 @@
 
 namespace gemm {
 
+namespace {
+
+// Rung 7's tiles and block order, 4 stages on mbarriers.
+constexpr PipelinedConfig kFp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
+                                .tn = 8, .stages = 4, .group = 8, .minb = 2, .mbar = true};
+constexpr PipelinedConfig kFp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
+                                .tn = 4, .stages = 4, .group = 8, .minb = 1, .mbar = true};
+
+}  // namespace
+
 void add_mbarrier_stages_variants(std::vector<Variant>& out) {
-  auto representative = [&](VariantBuilder b) {
-    out.push_back(b.representative().note("any shape: an unchecked fast path on whole tiles").build());
-  };
-  representative(pipelined_variant<float, 128, 128, 8, 32, 64, 8, 8, 4, 8, 2, -1, true>("mbarrier_stages"));
-  representative(pipelined_variant<double, 128, 64, 8, 32, 32, 8, 4, 4, 8, 1, -1, true>("mbarrier_stages"));
+  const char* any = "any shape: an unchecked fast path on whole tiles";
+  out.push_back(pipelined_variant<float, kFp32>("mbarrier_stages").representative().note(any).build());
+  out.push_back(pipelined_variant<double, kFp64>("mbarrier_stages").representative().note(any).build());
 }
 
 }  // namespace gemm

@@ -196,8 +196,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   };
   // Where k-tiles sit in the ring of stages, and their barrier phases (MBAR). The barrier pipeline
   // needs only the stages' offsets: its state counts in elements.
-  using State = PipelineState<STAGES, MBAR ? 1 : L::STAGE>;
-  auto offset = [](const State& s) { return MBAR ? s.index * L::STAGE : s.index; };
+  using State = PipelineState<STAGES, L::STAGE>;
+  auto offset = [](const State& s) { return s.offset; };
 
   // MBAR: landed[s] completes when every thread's copies into stage s have arrived (each thread's
   // cp.async arrive-on counts once), free[s] when every thread has read it.
@@ -285,14 +285,44 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
 
 namespace gemm {
 
+// One configuration of the pipelined kernel: block, warp and thread tiles, stages, the block
+// order's group (0: row-major), the blocks per SM __launch_bounds__ asks for, and whether stages
+// are handed over on mbarriers instead of a __syncthreads per k-tile.
+struct PipelinedConfig {
+  int bm;
+  int bn;
+  int bk;
+  int wm;
+  int wn;
+  int tm;
+  int tn;
+  int stages;
+  int group;
+  int minb;
+  bool mbar = false;
+
+  std::vector<Param> params() const {
+    std::vector<Param> p = {{"bm", bm}, {"bn", bn}, {"bk", bk},         {"wm", wm},
+                            {"wn", wn}, {"tm", tm}, {"tn", tn},         {"stages", stages},
+                            {"group", group}, {"minb", minb}};
+    if (mbar) p.push_back({"mbar", 1});  // named only where set: the barrier rungs keep their names
+    return p;
+  }
+};
+
+// Which shapes a variant takes: any (mode 0 where the shape is whole tiles, mode 1 where N % V
+// == 0, mode 2 otherwise), or whole tiles alone (mode 0's instance, refusing the rest: sweep
+// instances, one kernel each keeps compile time down).
+enum class Shapes { any, whole_tiles };
+
 // Why a mode cannot take a shape.
-template <typename T, int BM, int BN, int BK>
+template <typename T, PipelinedConfig C>
 std::optional<std::string> pipelined_mode_reason(int mode, const GemmShape& s) {
   constexpr int V = ladder::kVec<T>;
   if (mode == 0) {
-    if (s.m % BM) return "M % " + std::to_string(BM) + " != 0: the unchecked instance needs whole block tiles";
-    if (s.n % BN) return "N % " + std::to_string(BN) + " != 0: the unchecked instance needs whole block tiles";
-    if (s.k % BK) return "K % " + std::to_string(BK) + " != 0: the unchecked instance needs whole k-tiles";
+    if (s.m % C.bm) return "M % " + std::to_string(C.bm) + " != 0: the unchecked instance needs whole block tiles";
+    if (s.n % C.bn) return "N % " + std::to_string(C.bn) + " != 0: the unchecked instance needs whole block tiles";
+    if (s.k % C.bk) return "K % " + std::to_string(C.bk) + " != 0: the unchecked instance needs whole k-tiles";
   }
   if (mode == 1 && s.n % V)
     return "N % " + std::to_string(V) + " != 0: 16-byte copies of B and stores of C need N a multiple of " +
@@ -302,73 +332,55 @@ std::optional<std::string> pipelined_mode_reason(int mode, const GemmShape& s) {
 
 // Why the kernel cannot take a shape in any mode: a thread's copy offsets within a block tile are
 // 32-bit (BM rows of A, BK rows of B).
-template <int BM, int BK>
+template <PipelinedConfig C>
 std::optional<std::string> pipelined_offsets_reason(const GemmShape& s) {
-  if (std::int64_t(BM) * s.k > INT_MAX)
-    return "K > " + std::to_string(INT_MAX / BM) + ": the copy offsets within a " +
-           std::to_string(BM) + "-row tile of A are 32-bit";
-  if (std::int64_t(BK) * s.n > INT_MAX)
-    return "N > " + std::to_string(INT_MAX / BK) + ": the copy offsets within a " +
-           std::to_string(BK) + "-row tile of B are 32-bit";
+  if (std::int64_t(C.bm) * s.k > INT_MAX)
+    return "K > " + std::to_string(INT_MAX / C.bm) + ": the copy offsets within a " +
+           std::to_string(C.bm) + "-row tile of A are 32-bit";
+  if (std::int64_t(C.bk) * s.n > INT_MAX)
+    return "N > " + std::to_string(INT_MAX / C.bk) + ": the copy offsets within a " +
+           std::to_string(C.bk) + "-row tile of B are 32-bit";
   return std::nullopt;
 }
 
 // The mode a shape needs: the fastest one that can take it.
-template <typename T, int BM, int BN, int BK>
+template <typename T, PipelinedConfig C>
 int pipelined_mode_for(const GemmShape& s) {
-  if (!pipelined_mode_reason<T, BM, BN, BK>(0, s)) return 0;
-  if (!pipelined_mode_reason<T, BM, BN, BK>(1, s)) return 1;
+  if (!pipelined_mode_reason<T, C>(0, s)) return 0;
+  if (!pipelined_mode_reason<T, C>(1, s)) return 1;
   return 2;
 }
 
-// One configuration; `kernel(mode)` names the instance of a mode.
-template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
-          int GROUP, int MINB, bool MBAR = false>
-struct PipelinedConfig {
-  using L = ladder::PipelineLayout<T, BM, BN, BK, WM, WN, TM, TN, STAGES, MBAR>;
-  using Kernel = void (*)(const T*, const T*, T*, int, int, int);
-  template <int MODE>
-  static Kernel kernel() {
-    return ladder::pipelined_kernel<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MODE, MINB, MBAR>;
-  }
-  // ONLY >= 0: that mode's instance alone; -1: all three, chosen per shape.
-  template <int ONLY>
-  static Kernel kernel(int mode) {
-    if constexpr (ONLY >= 0) {
-      return kernel<ONLY>();
-    } else {
-      return mode == 0 ? kernel<0>() : mode == 1 ? kernel<1>() : kernel<2>();
-    }
-  }
-  static std::vector<Param> params() {
-    std::vector<Param> p = {{"bm", BM}, {"bn", BN},         {"bk", BK},       {"wm", WM},
-                            {"wn", WN}, {"tm", TM},         {"tn", TN},       {"stages", STAGES},
-                            {"group", GROUP}, {"minb", MINB}};
-    if (MBAR) p.push_back({"mbar", 1});  // named only where set: the barrier rungs keep their names
-    return p;
-  }
-};
+// The kernel of a configuration in a mode.
+template <typename T, PipelinedConfig C, int MODE>
+constexpr GemmKernel<T> pipelined_instance() {
+  return ladder::pipelined_kernel<T, C.bm, C.bn, C.bk, C.wm, C.wn, C.tm, C.tn, C.stages, C.group,
+                                  MODE, C.minb, C.mbar>;
+}
 
-// A variant of one configuration. ONLY == -1: any shape, mode 0 where the shape is whole tiles,
-// mode 1 where N % V == 0, mode 2 otherwise. ONLY >= 0: that mode's instance alone, refusing the
-// shapes it cannot take (sweep instances: one kernel each keeps compile time down).
-// MBAR: stages handed over on mbarriers instead of one __syncthreads per k-tile.
-template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
-          int GROUP, int MINB, int ONLY = -1, bool MBAR = false>
+// A variant of one configuration, taking the shapes S says.
+template <typename T, PipelinedConfig C, Shapes S = Shapes::any>
 VariantBuilder pipelined_variant(const char* family) {
-  using Cfg = PipelinedConfig<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR>;
+  using L = ladder::PipelineLayout<T, C.bm, C.bn, C.bk, C.wm, C.wn, C.tm, C.tn, C.stages, C.mbar>;
+  const auto kernel_for = [](const GemmShape& s) {
+    if constexpr (S == Shapes::whole_tiles) {
+      return pipelined_instance<T, C, 0>();
+    } else {
+      const int mode = pipelined_mode_for<T, C>(s);
+      return mode == 0   ? pipelined_instance<T, C, 0>()
+             : mode == 1 ? pipelined_instance<T, C, 1>()
+                         : pipelined_instance<T, C, 2>();
+    }
+  };
   VariantBuilder b = VariantBuilder::of<T>(family);
-  b.params(Cfg::params())
-      .launch(kernel_per_shape<T>(
-          block_tile_plan(BM, BN, Cfg::L::THREADS, Cfg::L::SMEM_BYTES),
-          [](const GemmShape& s) {
-            return Cfg::template kernel<ONLY>(ONLY >= 0 ? ONLY : pipelined_mode_for<T, BM, BN, BK>(s));
-          }))
-      .outputs_per_thread(TM * TN)
+  b.params(C.params())
+      .launch(kernel_per_shape<T>(block_tile_plan(C.bm, C.bn, L::THREADS, L::SMEM_BYTES),
+                                  kernel_for))
+      .outputs_per_thread(C.tm * C.tn)
       .precondition([](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
         if (auto why = needs_sm80(d)) return why;
-        if (auto why = pipelined_offsets_reason<BM, BK>(s)) return why;
-        if (ONLY >= 0) return pipelined_mode_reason<T, BM, BN, BK>(ONLY, s);
+        if (auto why = pipelined_offsets_reason<C>(s)) return why;
+        if constexpr (S == Shapes::whole_tiles) return pipelined_mode_reason<T, C>(0, s);
         return std::nullopt;
       });
   return b;

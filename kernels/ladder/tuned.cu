@@ -10,12 +10,38 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "pipelined_kernel.cuh"
 #include "tuned_configs.h"
 
 namespace gemm {
 namespace {
+
+template <Precision P>
+using Element = std::conditional_t<P == Precision::fp32, float, double>;
+
+// The tuned rung's configuration per precision and size (tuned_configs.inc), and the sweep's
+// instances (tuning_instances.inc).
+struct TunedConfig {
+  Precision precision;
+  int size;  // the cube edge the configuration won at
+  PipelinedConfig config;
+};
+constexpr TunedConfig kTunedConfigs[] = {
+#define LADDER_TUNED(PRECISION, SIZE, ...) {Precision::PRECISION, SIZE, PipelinedConfig __VA_ARGS__},
+#include "tuned_configs.inc"
+#undef LADDER_TUNED
+};
+struct TuningInstance {
+  Precision precision;
+  PipelinedConfig config;
+};
+constexpr TuningInstance kTuningInstances[] = {
+#define LADDER_TUNING(PRECISION, ...) {Precision::PRECISION, PipelinedConfig __VA_ARGS__},
+#include "tuning_instances.inc"
+#undef LADDER_TUNING
+};
 
 struct TunedEntry {
   int size;
@@ -32,12 +58,10 @@ void fill_tuned_tables() {
   static bool filled = false;
   if (filled) return;
   filled = true;
-#define LADDER_TUNED(T, SIZE, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR)          \
-  tuned_table<T>().push_back(                                                                 \
-      {SIZE, pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, -1, MBAR>( \
-                 "tuned").build()});
-#include "tuned_configs.inc"
-#undef LADDER_TUNED
+  for_each_entry<kTunedConfigs>([&]<TunedConfig E>() {
+    using T = Element<E.precision>;
+    tuned_table<T>().push_back({E.size, pipelined_variant<T, E.config>("tuned").build()});
+  });
 }
 
 // The entry tuned at the size whose cube is nearest M*N*K in log scale.
@@ -102,17 +126,13 @@ void add_tuned_variants(std::vector<Variant>& out) {
   fill_tuned_tables();
   add_tuned<float>(out);
   add_tuned<double>(out);
-#define LADDER_TUNING(T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, MBAR)                 \
-  {                                                                                             \
-    out.push_back(                                                                              \
-        pipelined_variant<T, BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MINB, 0, MBAR>("tuned") \
-            .sweep()                                                                            \
-            .origin("tuning sweep instance")                                                    \
-            .note("tuning instance: whole tiles only")                                         \
-            .build());                                                                          \
-  }
-#include "tuning_instances.inc"
-#undef LADDER_TUNING
+  for_each_entry<kTuningInstances>([&]<TuningInstance E>() {
+    out.push_back(pipelined_variant<Element<E.precision>, E.config, Shapes::whole_tiles>("tuned")
+                      .sweep()
+                      .origin("tuning sweep instance")
+                      .note("tuning instance: whole tiles only")
+                      .build());
+  });
 }
 
 }  // namespace gemm

@@ -8,11 +8,11 @@ namespace gemm {
 
 void add_vectorized_variants(std::vector<Variant>& out) {
   const char* note = "transposed store of A has a BK*sizeof(T)/16-way bank conflict by design";
-  out.push_back(vectorized_variant<float, 128, 128, 8, 8, 8, false>("vectorized")
+  out.push_back(vectorized_variant<float, kVectorizedFp32, false>("vectorized")
                     .representative()
                     .note(note)
                     .build());
-  out.push_back(vectorized_variant<double, 128, 64, 8, 8, 4, false>("vectorized")
+  out.push_back(vectorized_variant<double, kVectorizedFp64, false>("vectorized")
                     .representative()
                     .note(note)
                     .build());

@@ -147,14 +147,19 @@ std::optional<std::string> vector_alignment_reason(const GemmShape& s) {
   return std::nullopt;
 }
 
-template <typename T, int BM, int BN, int BK, int TM, int TN, bool CONFLICT_FREE>
+// The tiles of rungs 3 and 4: the same for both, per precision.
+inline constexpr LadderTile kVectorizedFp32{.bm = 128, .bn = 128, .bk = 8, .tm = 8, .tn = 8};
+inline constexpr LadderTile kVectorizedFp64{.bm = 128, .bn = 64, .bk = 8, .tm = 8, .tn = 4};
+
+template <typename T, LadderTile C, bool CONFLICT_FREE>
 VariantBuilder vectorized_variant(const char* family) {
-  using L = ladder::VectorizedLayout<T, BM, BN, BK, TM, TN, CONFLICT_FREE>;
+  using L = ladder::VectorizedLayout<T, C.bm, C.bn, C.bk, C.tm, C.tn, CONFLICT_FREE>;
   VariantBuilder b = VariantBuilder::of<T>(family);
-  b.params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"tm", TM}, {"tn", TN}})
-      .launch(kernel_launch<T>(block_tile_plan(BM, BN, L::THREADS, 0, L::SMEM_BYTES),
-                               ladder::vectorized_kernel<T, BM, BN, BK, TM, TN, CONFLICT_FREE>))
-      .outputs_per_thread(TM * TN)
+  b.params(C.params())
+      .launch(kernel_launch<T>(
+          block_tile_plan(C.bm, C.bn, L::THREADS, 0, L::SMEM_BYTES),
+          ladder::vectorized_kernel<T, C.bm, C.bn, C.bk, C.tm, C.tn, CONFLICT_FREE>))
+      .outputs_per_thread(C.outputs_per_thread())
       .precondition([](const GemmShape& s, const DeviceLimits&) {
         return vector_alignment_reason<T>(s);
       });

@@ -55,17 +55,17 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   ladder::store_tile<T, TM, TN, true, true>(C, M, N, row0, col0, t, acc);
 }
 
-template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN>
+template <typename T, LadderTile C>
 void add_config(std::vector<Variant>& out) {
-  using L = ladder::VectorizedLayout<T, BM, BN, BK, TM, TN, true>;
-  constexpr int threads = (BM / WM) * (BN / WN) * 32;
+  using L = ladder::VectorizedLayout<T, C.bm, C.bn, C.bk, C.tm, C.tn, true>;
+  constexpr int threads = (C.bm / C.wm) * (C.bn / C.wn) * 32;
   out.push_back(
       VariantBuilder::of<T>("warptile")
-          .params({{"bm", BM}, {"bn", BN}, {"bk", BK}, {"wm", WM}, {"wn", WN}, {"tm", TM}, {"tn", TN}})
+          .params(C.params())
           .launch(kernel_launch<T>(
-              block_tile_plan(BM, BN, threads, 0, (L::AS_ELEMS + BK * BN) * sizeof(T)),
-              warptile_kernel<T, BM, BN, BK, WM, WN, TM, TN>))
-          .outputs_per_thread(TM * TN)
+              block_tile_plan(C.bm, C.bn, threads, 0, (L::AS_ELEMS + C.bk * C.bn) * sizeof(T)),
+              warptile_kernel<T, C.bm, C.bn, C.bk, C.wm, C.wn, C.tm, C.tn>))
+          .outputs_per_thread(C.outputs_per_thread())
           .precondition([](const GemmShape& s, const DeviceLimits&) {
             return vector_alignment_reason<T>(s);
           })
@@ -77,9 +77,9 @@ void add_config(std::vector<Variant>& out) {
 
 void add_warptile_variants(std::vector<Variant>& out) {
   // 8 warps of 32 x 64 (lanes 4 x 8), thread tiles 8 x 8 in 4-wide chunks.
-  add_config<float, 128, 128, 8, 32, 64, 8, 8>(out);
+  add_config<float, LadderTile{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8, .tn = 8}>(out);
   // FP64: 8 warps of 32 x 32 (lanes 4 x 8), thread tiles 8 x 4 in 2-wide chunks.
-  add_config<double, 128, 64, 8, 32, 32, 8, 4>(out);
+  add_config<double, LadderTile{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8, .tn = 4}>(out);
 }
 
 }  // namespace gemm

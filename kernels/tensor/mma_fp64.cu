@@ -19,6 +19,8 @@
 //
 // Tails: every copy is predicated (zero-filled outside the matrix), every store bounds-checked.
 // The 16-byte copy needs K and N even; otherwise the same kernel with 8-byte copies runs.
+//
+// SASS: DMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
 #include "mma_mainloop.cuh"
 #include "tensor_ptx.cuh"
 

@@ -33,6 +33,8 @@
 // The instruction exists only in code for compute capability 9.0 and later: the kernel body is
 // compiled in those passes alone, and the variants refuse older devices (and builds without such
 // a target) before launch.
+//
+// SASS: DMMA.16x8x16 (tests/cpu/sass_test.py: every kernel of this family executes it)
 #include <string>
 
 #include "mma_mainloop.cuh"

@@ -135,10 +135,10 @@ __device__ __forceinline__ void mma_sync_mainloop(const T* A, const T* B, int M,
 
   // The stages as a ring; one group of copies per k-tile (an empty one past k_end, so that the
   // group count stays in step with the k-tiles).
-  using State = PipelineState<L::STAGES, L::STAGE>;  // counts in elements: a stage's offset
+  using State = PipelineState<L::STAGES, L::STAGE>;  // offsets in elements
 #pragma unroll
   for (int s = 0; s < L::STAGES - 1; ++s) {
-    if (k_begin + s < k_end) load(State::at(s).index, k_begin + s);
+    if (k_begin + s < k_end) load(State::at(s).offset, k_begin + s);
     cp_async_commit();
   }
   State read;                                // k-tile kt
@@ -146,9 +146,9 @@ __device__ __forceinline__ void mma_sync_mainloop(const T* A, const T* B, int M,
   for (int kt = k_begin; kt < k_end; ++kt) {
     cp_async_wait<L::STAGES - 2>();  // k-tile kt has landed (for this thread's copies) ...
     __syncthreads();                 // ... and for everyone's; nobody reads kt - 1 any more
-    if (kt + L::STAGES - 1 < k_end) load(write.index, kt + L::STAGES - 1);
+    if (kt + L::STAGES - 1 < k_end) load(write.offset, kt + L::STAGES - 1);
     cp_async_commit();
-    k_tile(smem + read.index, smem + read.index + L::A_STAGE);
+    k_tile(smem + read.offset, smem + read.offset + L::A_STAGE);
     write = read;
     ++read;
   }

@@ -12,6 +12,8 @@
 //               offsets 0, 8, 16, 24 plus g = 0..7: conflict-free.
 // What this rung lacks, and the next one adds: the global loads stall the warps (no pipeline),
 // every fragment element costs one LDS.32, and the element loads are 4 bytes wide.
+//
+// SASS: HMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
 #include "launch.cuh"
 #include "tensor_ptx.cuh"
 

@@ -20,6 +20,8 @@
 //
 // Tails: copies are predicated with zero fill, stores bounds-checked. 16-byte copies need K and N
 // multiples of 4; otherwise the same kernel with 4-byte copies runs (any shape).
+//
+// SASS: HMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
 #include "mma_mainloop.cuh"
 #include "tensor_ptx.cuh"
 

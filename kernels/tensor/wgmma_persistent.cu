@@ -13,11 +13,11 @@
 // Tile order. Tile t of a grid of G blocks runs at about the same time as tiles t +- G: the tiles
 // are numbered down groups of GROUP block rows before moving one block column right, so that the
 // blocks of one wave share A rows and B columns in L2 (the rasterization of the CUDA-core ladder).
+//
+// SASS: HGMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <utility>
-
 #include "common/tile_order.cuh"
 #include "wgmma_tile.cuh"
 
@@ -111,13 +111,9 @@ void add_config(std::vector<Variant>& out) {
                                                        t.producer_registers(),
                                                        t.consumer_registers()>))
           .outputs_per_thread(double(t.bm) * t.bn / (t.consumers() * 128))
+          .persistent_grid()
           .role(C.role)
           .build());
-}
-
-template <std::size_t... I>
-void add_configs(std::vector<Variant>& out, std::index_sequence<I...>) {
-  (add_config<kConfigs[I]>(out), ...);
 }
 
 }  // namespace
@@ -126,7 +122,7 @@ void add_configs(std::vector<Variant>& out, std::index_sequence<I...>) {
 namespace gemm {
 
 void add_wgmma_persistent_variants(std::vector<Variant>& out) {
-  tensor::add_configs(out, std::make_index_sequence<std::size(tensor::kConfigs)>{});
+  for_each_entry<tensor::kConfigs>([&]<auto C>() { tensor::add_config<C>(out); });
 }
 
 }  // namespace gemm

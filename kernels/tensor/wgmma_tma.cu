@@ -39,8 +39,8 @@
 //
 // Tails: TMA zero-fills outside the tensor (M, N, K tails), stores are bounds-checked. TMA needs
 // 16-byte row strides, hence K % 4 == 0 and N % 4 == 0 (refused otherwise, by the variant).
-#include <utility>
-
+//
+// SASS: HGMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
 #include "wgmma_tile.cuh"
 
 namespace gemm::tensor {
@@ -108,18 +108,13 @@ void add_config(std::vector<Variant>& out) {
           .build());
 }
 
-template <std::size_t... I>
-void add_configs(std::vector<Variant>& out, std::index_sequence<I...>) {
-  (add_config<kConfigs[I]>(out), ...);
-}
-
 }  // namespace
 }  // namespace gemm::tensor
 
 namespace gemm {
 
 void add_wgmma_tma_variants(std::vector<Variant>& out) {
-  tensor::add_configs(out, std::make_index_sequence<std::size(tensor::kConfigs)>{});
+  for_each_entry<tensor::kConfigs>([&]<auto C>() { tensor::add_config<C>(out); });
 }
 
 }  // namespace gemm

@@ -185,6 +185,27 @@ TEST(Registry, RepresentativesAndSweepInstancesCarryTheirRolesTags) {
     }
 }
 
+TEST(Registry, PersistentGridsAreOneDimensionalAndNoLargerThanTheTiles) {
+  // The correctness suite walks several tiles per block with the variants that say they have a
+  // persistent grid: the wgmma_persistent family, where it was built.
+  int persistent = 0;
+  for (const auto& v : all_variants()) {
+    if (!v.persistent_grid) continue;
+    ++persistent;
+    const GemmShape s{4096, 2048, 256};
+    const LaunchPlan p = v.plan(s);
+    const std::int64_t tiles = (s.m / 128) * (s.n / 128);
+    EXPECT_EQ(p.grid.y * p.grid.z, 1) << v.name();
+    EXPECT_LE(p.grid.x, tiles) << v.name();
+  }
+  bool built = false;
+  for (const auto& v : all_variants())
+    built = built || (v.family == "wgmma_persistent" && !v.param_fields.empty());
+  if (built) {
+    EXPECT_GT(persistent, 0);
+  }
+}
+
 TEST(Registry, CuBlasComesFirstSoOthersCanBeReportedAgainstIt) {
   ASSERT_FALSE(all_variants().empty());
   EXPECT_EQ(all_variants().front().family, "cublas");

@@ -5,9 +5,11 @@ Reads the machine code of every kernel in the library's object files with cuobjd
 checks what the study claims about it:
   - every kernel (seed, ladder, tensor, references): no local-memory traffic (LDL/STL), i.e. no
     register spills and no register arrays moved to local memory;
-  - the TF32 mma.sync rungs execute HMMA (m16n8k8 TF32), the FP64 rungs DMMA (the sm_90 one
-    DMMA.16x8x16), the wgmma rung HGMMA (an mma.sync rung without HMMA, or a wgmma rung with only
-    HMMA, would be on a slower path than the one it is named for);
+  - each family that names an opcode in a `// SASS: OPCODE` line of its file (kernels/<folder>/
+    <family>.cu, the families of kernels/manifest.inc) executes it in every one of its kernels
+    (<family>_kernel): the TF32 mma.sync rungs HMMA, the FP64 ones DMMA (the sm_90 one
+    DMMA.16x8x16), the wgmma rungs HGMMA (a rung without it would be on a slower path than the
+    one it is named for); families of the manifest's sm90a build column only where that was built;
   - the ladder's mbarrier pipelines (pipelined_kernel with MBAR) keep no block-wide barrier in
     the main loop: one BAR.SYNC (after initializing the mbarriers) against two in the barrier
     pipelines (prologue and loop), mbarrier waits (SYNCS.PHASECHK) and cp.async arrivals
@@ -27,17 +29,32 @@ import re
 import subprocess
 import sys
 
-# Family (substring of the mangled kernel name) -> the SASS opcode its kernels must contain.
-# "_kernelI" anchors on the template's argument list so mma_tf32 does not match mma_tf32_pipelined.
-EXPECTED_OPCODES = [
-    ("mma_tf32_kernelI", "HMMA", False),
-    ("mma_tf32_pipelined_kernelI", "HMMA", False),
-    ("mma_fp64_kernelI", "DMMA", False),
-    # The sm_90 rung must keep Hopper's large shape: a lowering to m8n8k4 DMMAs would defeat it.
-    ("mma_fp64_m16n8k16_kernelI", "DMMA.16x8x16", False),
-    ("wgmma_tma_kernelI", "HGMMA", True),  # True: only in sm_90a builds
-    ("wgmma_persistent_kernelI", "HGMMA", True),
-]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAMILY_LINE = re.compile(r"^GEMM_FAMILY\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,", re.M)
+SASS_LINE = re.compile(r"^// SASS: (\S+)", re.M)
+
+
+def expected_opcodes(root):
+    """[(family, opcode, needs sm90a)] from the manifest and the `// SASS:` lines of the families'
+    files."""
+    manifest = open(os.path.join(root, "kernels", "manifest.inc")).read()
+    expected = []
+    for _, family, build in FAMILY_LINE.findall(manifest):
+        files = [f for ext in ("cu", "cpp")
+                 for f in glob.glob(os.path.join(root, "kernels", "*", f"{family}.{ext}"))]
+        for path in files:
+            for opcode in SASS_LINE.findall(open(path).read()):
+                expected.append((family, opcode, build == "sm90a"))
+    return expected
+
+
+def family_kernel(family):
+    """The mangled names of a family's kernels contain <length><family>_kernel followed by a
+    template argument list (I): fp64_kernel's instances are not mma_fp64_kernel's."""
+    name = family + "_kernel"
+    return re.compile(str(len(name)) + re.escape(name) + "I")
+
+
 # The ladder's pipelined kernel: the last template argument is MBAR (Lb1E: mbarriers, Lb0E: one
 # __syncthreads per k-tile), then the parameter list.
 PIPELINED = re.compile(r"pipelined_kernelI.*ELb([01])EEEvPK")
@@ -106,18 +123,23 @@ def main(argv):
     print(f"OK   {clean} of {len(kernels)} kernels have no LDL/STL")
 
     # 2. The tensor rungs use the instruction they are named for.
-    for family, opcode, needs_sm90a in EXPECTED_OPCODES:
+    expected = expected_opcodes(ROOT)
+    if not expected:
+        failures += 1
+        print("FAIL no family names an opcode (`// SASS: OPCODE` in kernels/*/<family>.cu)")
+    for family, opcode, needs_sm90a in expected:
         if needs_sm90a and not sm90a:
-            print(f"SKIP {family[:-len('_kernelI')]}: built without sm_90a (GEMM_SM90A=OFF)")
+            print(f"SKIP {family}: built without sm_90a (GEMM_SM90A=OFF)")
             continue
-        members = {n: s for n, s in kernels.items() if family in n}
+        pattern = family_kernel(family)
+        members = {n: s for n, s in kernels.items() if pattern.search(n)}
         if not members:
             failures += 1
-            print(f"FAIL {family[:-len('_kernelI')]}: no kernel of this family in the object files")
+            print(f"FAIL {family}: no kernel of this family in the object files")
             continue
-        pattern = re.compile(r"\b" + opcode + r"(\.[A-Z0-9x]+)*\b")
+        op = re.compile(r"\b" + re.escape(opcode) + r"(\.[A-Z0-9x]+)*\b")
         for name, sass in sorted(members.items()):
-            count = sum(1 for l in sass if pattern.search(l))
+            count = sum(1 for l in sass if op.search(l))
             if count == 0:
                 failures += 1
                 print(f"FAIL {name}: no {opcode} instruction")

@@ -103,7 +103,7 @@ const std::vector<GemmShape> kManyTiles = {{2300, 2052, 36}};
 std::vector<std::size_t> persistent_variant_indices() {
   std::vector<std::size_t> indices;
   for (std::size_t i = 0; i < all_variants().size(); ++i)
-    if (all_variants()[i].family.find("persistent") != std::string::npos) indices.push_back(i);
+    if (all_variants()[i].persistent_grid) indices.push_back(i);
   return indices;
 }
 

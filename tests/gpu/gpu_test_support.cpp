@@ -74,6 +74,18 @@ const Variant& find_variant(const std::string& name, Precision p) {
   throw std::runtime_error("no variant " + name + " in " + to_string(p));
 }
 
+const Variant& representative(const std::string& family, Precision p) {
+  for (const auto& v : all_variants())
+    if (v.family == family && v.precision == p && v.role == Role::representative) return v;
+  throw std::runtime_error("no representative of " + family + " in " + to_string(p));
+}
+
+std::int64_t param(const Variant& v, const std::string& key, std::int64_t otherwise) {
+  for (const Param& f : v.param_fields)
+    if (f.key == key) return f.value;
+  return otherwise;
+}
+
 Verification verify_device_output(const Variant& v, TestData& data) {
   std::vector<unsigned char> c(data.dev_c.bytes());
   GEMM_CUDA_CHECK(cudaMemcpy(c.data(), data.dev_c.get(), c.size(), cudaMemcpyDeviceToHost));

@@ -38,6 +38,10 @@ struct TestData {
 TestData& test_data(Precision p, const GemmShape& shape);
 
 const Variant& find_variant(const std::string& name, Precision p);
+// The rung's representative (the variant the registry tags tracked) at a precision.
+const Variant& representative(const std::string& family, Precision p);
+// A parameter field of a variant ("bm"), or `otherwise` where it has none.
+std::int64_t param(const Variant& v, const std::string& key, std::int64_t otherwise = 0);
 
 // Poisons C with NaN, runs the variant and returns the verification against the reference.
 Verification run_and_verify(const Variant& v, TestData& data);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "access_model.h"
@@ -25,25 +26,16 @@ namespace {
 
 const GemmShape kShape{512, 512, 512};  // whole tiles for every representative configuration
 
-// The representative tile parameters (kernels/ladder/*.cu), per precision.
+// The tile parameters of a rung's representative, from its fields in the registry.
 struct Tiles {
   int bm, bn, bk, tm, tn, wm = 0, wn = 0;
 };
-Tiles blocktile_2d_tiles(Precision p) {
-  return p == Precision::fp32 ? Tiles{128, 128, 8, 8, 8} : Tiles{128, 64, 8, 8, 4};
+Tiles tiles_of(const Variant& v) {
+  return {int(param(v, "bm")), int(param(v, "bn")), int(param(v, "bk")), int(param(v, "tm")),
+          int(param(v, "tn", 1)), int(param(v, "wm")), int(param(v, "wn"))};
 }
-Tiles warptile_tiles(Precision p) {
-  return p == Precision::fp32 ? Tiles{128, 128, 8, 8, 8, 32, 64} : Tiles{128, 64, 8, 8, 4, 32, 32};
-}
-std::string name_2d(const char* family, const Tiles& t) {
-  return std::string(family) + "/bm:" + std::to_string(t.bm) + "/bn:" + std::to_string(t.bn) +
-         "/bk:" + std::to_string(t.bk) + "/tm:" + std::to_string(t.tm) + "/tn:" + std::to_string(t.tn);
-}
-std::string name_warptile(const Tiles& t) {
-  return "warptile/bm:" + std::to_string(t.bm) + "/bn:" + std::to_string(t.bn) +
-         "/bk:" + std::to_string(t.bk) + "/wm:" + std::to_string(t.wm) + "/wn:" +
-         std::to_string(t.wn) + "/tm:" + std::to_string(t.tm) + "/tn:" + std::to_string(t.tn);
-}
+Tiles blocktile_2d_tiles(Precision p) { return tiles_of(representative("blocktile_2d", p)); }
+Tiles warptile_tiles(Precision p) { return tiles_of(representative("warptile", p)); }
 
 int bytes_of(Precision p) { return int(element_size(p)); }
 
@@ -147,7 +139,8 @@ KTileAccesses rung_accesses(const Layout& L, const GemmShape& s) {
 }
 
 Layout vectorized_layout(Precision p, bool conflict_free) {
-  return {blocktile_2d_tiles(p), bytes_of(p), conflict_free, conflict_free, false};
+  return {tiles_of(representative(conflict_free ? "conflict_free" : "vectorized", p)), bytes_of(p),
+          conflict_free, conflict_free, false};
 }
 Layout warptile_layout(Precision p) { return {warptile_tiles(p), bytes_of(p), true, false, true}; }
 
@@ -176,36 +169,37 @@ TEST(CountersLadder, SharedLoadInstructionsFollowTheThreadTile) {
     const int eb = bytes_of(p), V = 16 / eb;
     const std::string what = " " + to_string(p);
     {
-      const Tiles t{64, 64, 8, 8, 1};
+      const Variant& v = representative("blocktile_1d", p);
+      const Tiles t = tiles_of(v);
       const double per = t.tm * (t.bk * eb / 16) + t.bk;
       const double warps = t.bm * t.bn / t.tm / 32;
-      const Variant& v = find_variant("blocktile_1d/bm:64/bn:64/bk:8/tm:8", p);
       expect_count(measure(v, kShape).at("smem_ld_requests"),
                    per * warps * block_k_tiles(t, kShape), v.name() + what);
     }
     {
-      const Tiles t = blocktile_2d_tiles(p);
+      const Variant& v = representative("blocktile_2d", p);
+      const Tiles t = tiles_of(v);
       const double per = t.tm * (t.bk * eb / 16) + t.bk * (t.tn * eb / 16);
       const double warps = t.bm * t.bn / (t.tm * t.tn) / 32;
-      const std::string name = name_2d("blocktile_2d", t);
-      expect_count(measure(name, p, kShape).at("smem_ld_requests"),
-                   per * warps * block_k_tiles(t, kShape), name + what);
+      expect_count(measure(v, kShape).at("smem_ld_requests"),
+                   per * warps * block_k_tiles(t, kShape), v.name() + what);
     }
     for (const char* family : {"vectorized", "conflict_free"}) {
-      const Tiles t = blocktile_2d_tiles(p);
+      const Variant& v = representative(family, p);
+      const Tiles t = tiles_of(v);
       const double per = t.bk * (t.tm / V + t.tn / V);
       const double warps = t.bm * t.bn / (t.tm * t.tn) / 32;
-      const std::string name = name_2d(family, t);
-      const CounterValues c = measure(name, p, kShape);
-      expect_count(c.at("smem_ld_requests"), per * warps * block_k_tiles(t, kShape), name + what);
+      const CounterValues c = measure(v, kShape);
+      expect_count(c.at("smem_ld_requests"), per * warps * block_k_tiles(t, kShape),
+                   v.name() + what);
     }
     {
-      const Tiles t = warptile_tiles(p);
+      const Variant& v = representative("warptile", p);
+      const Tiles t = tiles_of(v);
       const double per = t.bk * (t.tm / V + t.tn / V);
       const double warps = (t.bm / t.wm) * (t.bn / t.wn);
-      const std::string name = name_warptile(t);
-      expect_count(measure(name, p, kShape).at("smem_ld_requests"),
-                   per * warps * block_k_tiles(t, kShape), name + what);
+      expect_count(measure(v, kShape).at("smem_ld_requests"),
+                   per * warps * block_k_tiles(t, kShape), v.name() + what);
     }
   }
 }
@@ -213,14 +207,19 @@ TEST(CountersLadder, SharedLoadInstructionsFollowTheThreadTile) {
 TEST(CountersLadder, RegisterBlockingRaisesFmasPerSharedLoad) {
   GEMM_REQUIRE_COUNTERS();
   // Thread FMAs per warp shared-load instruction = 32 * (FMAs per thread per k-tile) / (loads per
-  // warp per k-tile): rung 1: 32 * TM * BK / (TM * BK * eb / 16 + BK); rung 2 at 8 x 8 (FP32):
-  // 32 * 512 / 32 = 512, against rung 1's 32 * 64 / 24.
-  const double rung1 = 32.0 * 8 * 8 / (8 * 8 * 4 / 16 + 8);
-  const double rung2 = 32.0 * 8 * 8 * 8 / (8 * (8 * 4 / 16) + 8 * (8 * 4 / 16));
-  EXPECT_NEAR(measure("blocktile_1d/bm:64/bn:64/bk:8/tm:8", Precision::fp32, kShape)
-                  .at("ffma_per_smem_ld"), rung1, 1e-9 * rung1);
-  EXPECT_NEAR(measure(name_2d("blocktile_2d", blocktile_2d_tiles(Precision::fp32)),
-                      Precision::fp32, kShape).at("ffma_per_smem_ld"), rung2, 1e-9 * rung2);
+  // warp per k-tile): rung 1: 32 * TM * BK / (TM * BK * eb / 16 + BK); rung 2: 32 * TM * TN * BK
+  // / (TM * BK * eb / 16 + BK * TN * eb / 16) (at 8 x 8 FP32: 32 * 512 / 32 = 512, against rung
+  // 1's 32 * 64 / 24).
+  const int eb = 4;
+  const Variant& v1 = representative("blocktile_1d", Precision::fp32);
+  const Variant& v2 = representative("blocktile_2d", Precision::fp32);
+  const Tiles t1 = tiles_of(v1), t2 = tiles_of(v2);
+  const double rung1 = 32.0 * t1.tm * t1.bk / (t1.tm * t1.bk * eb / 16 + t1.bk);
+  const double rung2 =
+      32.0 * t2.tm * t2.tn * t2.bk / (t2.tm * (t2.bk * eb / 16) + t2.bk * (t2.tn * eb / 16));
+  EXPECT_GT(rung2, rung1);
+  EXPECT_NEAR(measure(v1, kShape).at("ffma_per_smem_ld"), rung1, 1e-9 * rung1);
+  EXPECT_NEAR(measure(v2, kShape).at("ffma_per_smem_ld"), rung2, 1e-9 * rung2);
 }
 
 // --- 16-byte global loads ------------------------------------------------------------------------
@@ -231,11 +230,14 @@ TEST(CountersLadder, SixteenByteLoadsCutGlobalRequestsByTheVectorWidth) {
   // V = 16 / eb times fewer 16-byte loads, touching the same sectors.
   for (Precision p : {Precision::fp32, Precision::fp64}) {
     const Tiles t = blocktile_2d_tiles(p);
+    const Tiles tv = tiles_of(representative("vectorized", p));
+    ASSERT_EQ(std::tie(t.bm, t.bn, t.bk, t.tm, t.tn), std::tie(tv.bm, tv.bn, tv.bk, tv.tm, tv.tn))
+        << "rung 3 is rung 2 with 16-byte loads, at the same tiles";
     const int V = 16 / bytes_of(p);
     const double threads = t.bm * t.bn / (t.tm * t.tn), warps = threads / 32;
     const double scalar = (t.bm * t.bk + t.bk * t.bn) / threads * warps * block_k_tiles(t, kShape);
-    const CounterValues plain = measure(name_2d("blocktile_2d", t), p, kShape);
-    const CounterValues vec = measure(name_2d("vectorized", t), p, kShape);
+    const CounterValues plain = measure(representative("blocktile_2d", p), kShape);
+    const CounterValues vec = measure(representative("vectorized", p), kShape);
     const std::string what = " " + to_string(p);
     expect_count(plain.at("gld_requests"), scalar, "blocktile_2d gld_requests" + what);
     expect_count(vec.at("gld_requests"), scalar / V, "vectorized gld_requests" + what);
@@ -260,10 +262,11 @@ TEST(CountersLadder, TransposedStoreConflictsNWayAndTheSkewRemovesIt) {
   // group of V rows so those lanes fall into distinct banks: one wavefront per phase.
   for (Precision p : {Precision::fp32, Precision::fp64}) {
     const int eb = bytes_of(p);
-    const Tiles t = blocktile_2d_tiles(p);
     const std::string what = " " + to_string(p);
     for (bool fixed : {false, true}) {
-      const KTileAccesses acc = rung_accesses(vectorized_layout(p, fixed), kShape);
+      const Layout layout = vectorized_layout(p, fixed);
+      const Tiles& t = layout.t;
+      const KTileAccesses acc = rung_accesses(layout, kShape);
       double requests = 0, wavefronts = 0;
       int worst_a = 0;
       for (const auto& [a, width] : acc.sts) {
@@ -272,7 +275,7 @@ TEST(CountersLadder, TransposedStoreConflictsNWayAndTheSkewRemovesIt) {
         if (width == eb) worst_a = std::max(worst_a, conflict_degree_per_phase(a, eb));
       }
       EXPECT_EQ(worst_a, fixed ? 1 : t.bk * eb / 16) << what;
-      const std::string name = name_2d(fixed ? "conflict_free" : "vectorized", t);
+      const std::string name = representative(fixed ? "conflict_free" : "vectorized", p).name();
       const CounterValues c = measure(name, p, kShape);
       expect_count(c.at("smem_st_requests"), requests * block_k_tiles(t, kShape), name + what);
       expect_count(c.at("smem_st_wavefronts"), wavefronts * block_k_tiles(t, kShape), name + what);
@@ -294,9 +297,9 @@ TEST(CountersLadder, SharedLoadWavefrontsMatchTheLayouts) {
       bool conflict_free;
     };
     const std::vector<Case> cases = {
-        {name_2d("vectorized", blocktile_2d_tiles(p)), vectorized_layout(p, false), false},
-        {name_2d("conflict_free", blocktile_2d_tiles(p)), vectorized_layout(p, true), true},
-        {name_warptile(warptile_tiles(p)), warptile_layout(p), true}};
+        {representative("vectorized", p).name(), vectorized_layout(p, false), false},
+        {representative("conflict_free", p).name(), vectorized_layout(p, true), true},
+        {representative("warptile", p).name(), warptile_layout(p), true}};
     for (const Case& k : cases) {
       const KTileAccesses acc = rung_accesses(k.layout, kShape);
       double wavefronts = 0;

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <iostream>
 #include <optional>
+#include <string>
 
 #include "counters.h"
 #include "cuda_check.h"
@@ -35,24 +36,25 @@ namespace {
 
 const GemmShape kWholeTiles{512, 512, 512};  // a multiple of every tile below
 
-// The representative instances (tagged tracked) and their tiles.
+// The representative instances (tagged tracked) and their tiles, from the registry.
 struct Rung {
-  const char* name;
+  std::string name;
   Precision precision;
-  int bm, bn;
+  int bm, bn, bk;
 };
-const Rung kMmaTf32{"mma_tf32/bm:128/bn:128/bk:16/wm:64/wn:32", Precision::fp32, 128, 128};
-const Rung kPipelined{"mma_tf32_pipelined/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3",
-                      Precision::fp32, 128, 128};
-const Rung kWgmma{"wgmma_tma/bm:256/bn:128/bk:32/stages:4", Precision::fp32, 256, 128};
-const Rung kPersistent{"wgmma_persistent/bm:256/bn:128/bk:32/stages:4/group:8", Precision::fp32,
-                       256, 128};
-// 16 x 16 = 256 tiles of 256 x 128: more than one per SM, so blocks walk several.
+Rung rung(const char* family, Precision p) {
+  const Variant& v = representative(family, p);
+  return {v.name(), p, int(param(v, "bm")), int(param(v, "bn")), int(param(v, "bk"))};
+}
+const Rung kMmaTf32 = rung("mma_tf32", Precision::fp32);
+const Rung kPipelined = rung("mma_tf32_pipelined", Precision::fp32);
+const Rung kWgmma = rung("wgmma_tma", Precision::fp32);
+const Rung kPersistent = rung("wgmma_persistent", Precision::fp32);
+// 16 x 16 = 256 tiles of 256 x 128: more than one per SM, so blocks walk several (a multiple of
+// every representative tile of the wgmma rungs).
 const GemmShape kManyTiles{4096, 2048, 256};
-const Rung kFp64{"mma_fp64/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64, 128, 128};
-const Rung kFp64K16{"mma_fp64_m16n8k16/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3", Precision::fp64,
-                    128, 128};
-constexpr int kFp64K16Bk = 32;
+const Rung kFp64 = rung("mma_fp64", Precision::fp64);
+const Rung kFp64K16 = rung("mma_fp64_m16n8k16", Precision::fp64);
 
 #define MEASURE_OR_SKIP(values, rung, shape)                                   \
   std::string refused_;                                                        \
@@ -85,6 +87,16 @@ void expect_panel_reads(const CounterValues& c, const Rung& r, const GemmShape& 
   EXPECT_GE(c.at("l2_read_sectors"), compulsory) << r.name << ": less than A and B once";
 }
 
+TEST(CountersTensor, TheTestShapesAreWholeTilesOfEveryRepresentative) {
+  for (const Rung& r : {kMmaTf32, kPipelined, kWgmma, kFp64, kFp64K16}) {
+    if (r.bm == 0) continue;  // a family this build did not compile
+    EXPECT_EQ(kWholeTiles.m % r.bm + kWholeTiles.n % r.bn + kWholeTiles.k % r.bk, 0) << r.name;
+  }
+  if (kPersistent.bm > 0) {
+    EXPECT_EQ(kManyTiles.m % kPersistent.bm + kManyTiles.n % kPersistent.bn, 0) << kPersistent.name;
+  }
+}
+
 // --- tensor instructions -------------------------------------------------------------------
 
 TEST(CountersTensor, MmaTf32IssuesOneHmmaPer1024MultiplyAdds) {
@@ -94,8 +106,8 @@ TEST(CountersTensor, MmaTf32IssuesOneHmmaPer1024MultiplyAdds) {
     const auto c = measure_if_accepted(r.name, r.precision, kWholeTiles, refused);
     ASSERT_TRUE(c.has_value()) << refused;
     REQUIRE_METRIC(c, "tensor_hmma_inst");
-    expect_count(c->at("tensor_hmma_inst"), mnk(kWholeTiles) / 1024, std::string(r.name) + " HMMA");
-    expect_count(c->at("ffma_thread_inst"), 0, std::string(r.name) + ": no FFMA on the CUDA cores");
+    expect_count(c->at("tensor_hmma_inst"), mnk(kWholeTiles) / 1024, r.name + " HMMA");
+    expect_count(c->at("ffma_thread_inst"), 0, r.name + ": no FFMA on the CUDA cores");
   }
 }
 
@@ -121,7 +133,7 @@ TEST(CountersTensor, MmaFp64M16n8k16IssuesOneDmmaPer2048MultiplyAddsOfWholeTiles
     MEASURE_OR_SKIP(c, kFp64K16, s);
     expect_count(c->at("dfma_thread_inst"), 0, "mma_fp64_m16n8k16: no DFMA on the FP64 pipe");
     REQUIRE_METRIC(c, "tensor_dmma_inst");
-    expect_count(c->at("tensor_dmma_inst"), dmma_16x8x16_count(kFp64K16, kFp64K16Bk, s),
+    expect_count(c->at("tensor_dmma_inst"), dmma_16x8x16_count(kFp64K16, kFp64K16.bk, s),
                  "mma_fp64_m16n8k16 DMMA at " + s.to_string());
   }
 }
