@@ -5,30 +5,16 @@
 #include "pipelined_kernel.cuh"
 
 namespace gemm {
-namespace {
-
-// Rung 5's tiles, 3 stages, row-major block order; the depth sweep (FP32, whole tiles) runs 2
-// and 4 stages next to it.
-constexpr PipelinedConfig kFp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
-                                .tn = 8, .stages = 3, .group = 0, .minb = 2};
-constexpr PipelinedConfig kFp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
-                                .tn = 4, .stages = 3, .group = 0, .minb = 1};
-constexpr PipelinedConfig with_stages(PipelinedConfig c, int stages) {
-  c.stages = stages;
-  return c;
-}
-
-}  // namespace
 
 void add_async_pipeline_variants(std::vector<Variant>& out) {
-  const char* any = "any shape: an unchecked fast path on whole tiles";
-  const char* sweep = "stages sweep: whole tiles only";
-  out.push_back(pipelined_variant<float, kFp32>("async_pipeline").representative().note(any).build());
-  out.push_back(pipelined_variant<double, kFp64>("async_pipeline").representative().note(any).build());
-  out.push_back(pipelined_variant<float, with_stages(kFp32, 2), Shapes::whole_tiles>("async_pipeline")
-                    .sweep().note(sweep).build());
-  out.push_back(pipelined_variant<float, with_stages(kFp32, 4), Shapes::whole_tiles>("async_pipeline")
-                    .sweep().note(sweep).build());
+  // Rung 5's tiles, 3 stages, row-major block order; the depth sweep (FP32, whole tiles) runs 2
+  // and 4 stages next to it.
+  constexpr PipelinedConfig fp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
+                                 .tn = 8, .stages = 3, .group = 0, .minb = 2};
+  constexpr PipelinedConfig fp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
+                                 .tn = 4, .stages = 3, .group = 0, .minb = 1};
+  add_pipelined_rung<fp32, fp64, fp32.with_stages(2), fp32.with_stages(4)>(
+      out, "async_pipeline", "stages sweep: whole tiles only");
 }
 
 }  // namespace gemm

@@ -8,15 +8,7 @@
 namespace gemm {
 
 void add_conflict_free_variants(std::vector<Variant>& out) {
-  const char* note = "skew-padded As, XOR-swizzled Bs";
-  out.push_back(vectorized_variant<float, kVectorizedFp32, true>("conflict_free")
-                    .representative()
-                    .note(note)
-                    .build());
-  out.push_back(vectorized_variant<double, kVectorizedFp64, true>("conflict_free")
-                    .representative()
-                    .note(note)
-                    .build());
+  add_vectorized_rung<true>(out, "conflict_free", "skew-padded As, XOR-swizzled Bs");
 }
 
 }  // namespace gemm

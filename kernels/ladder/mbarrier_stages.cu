@@ -11,20 +11,13 @@
 
 namespace gemm {
 
-namespace {
-
-// Rung 7's tiles and block order, 4 stages on mbarriers.
-constexpr PipelinedConfig kFp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
-                                .tn = 8, .stages = 4, .group = 8, .minb = 2, .mbar = true};
-constexpr PipelinedConfig kFp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
-                                .tn = 4, .stages = 4, .group = 8, .minb = 1, .mbar = true};
-
-}  // namespace
-
 void add_mbarrier_stages_variants(std::vector<Variant>& out) {
-  const char* any = "any shape: an unchecked fast path on whole tiles";
-  out.push_back(pipelined_variant<float, kFp32>("mbarrier_stages").representative().note(any).build());
-  out.push_back(pipelined_variant<double, kFp64>("mbarrier_stages").representative().note(any).build());
+  // Rung 7's tiles and block order, 4 stages on mbarriers.
+  constexpr PipelinedConfig fp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
+                                 .tn = 8, .stages = 4, .group = 8, .minb = 2, .mbar = true};
+  constexpr PipelinedConfig fp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
+                                 .tn = 4, .stages = 4, .group = 8, .minb = 1, .mbar = true};
+  add_pipelined_rung<fp32, fp64>(out, "mbarrier_stages");
 }
 
 }  // namespace gemm

@@ -308,6 +308,17 @@ struct PipelinedConfig {
     if (mbar) p.push_back({"mbar", 1});  // named only where set: the barrier rungs keep their names
     return p;
   }
+  // The same configuration with one field changed, for a rung's sweep.
+  constexpr PipelinedConfig with_stages(int n) const {
+    PipelinedConfig c = *this;
+    c.stages = n;
+    return c;
+  }
+  constexpr PipelinedConfig with_group(int n) const {
+    PipelinedConfig c = *this;
+    c.group = n;
+    return c;
+  }
 };
 
 // Which shapes a variant takes: any (mode 0 where the shape is whole tiles, mode 1 where N % V
@@ -384,6 +395,20 @@ VariantBuilder pipelined_variant(const char* family) {
         return std::nullopt;
       });
   return b;
+}
+
+// A rung of the pipelined kernel: its FP32 and FP64 representatives (any shape) and FP32 sweep
+// instances (whole tiles only).
+template <PipelinedConfig FP32, PipelinedConfig FP64, PipelinedConfig... SWEEP>
+void add_pipelined_rung(std::vector<Variant>& out, const char* family, const char* sweep_note = "") {
+  const char* any = "any shape: an unchecked fast path on whole tiles";
+  out.push_back(pipelined_variant<float, FP32>(family).representative().note(any).build());
+  out.push_back(pipelined_variant<double, FP64>(family).representative().note(any).build());
+  (out.push_back(pipelined_variant<float, SWEEP, Shapes::whole_tiles>(family)
+                     .sweep()
+                     .note(sweep_note)
+                     .build()),
+   ...);
 }
 
 }  // namespace gemm

@@ -5,30 +5,16 @@
 #include "pipelined_kernel.cuh"
 
 namespace gemm {
-namespace {
-
-// Rung 6's configurations in groups of 8 block rows; the group sweep (FP32, whole tiles) runs 4
-// and 16 next to it.
-constexpr PipelinedConfig kFp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
-                                .tn = 8, .stages = 3, .group = 8, .minb = 2};
-constexpr PipelinedConfig kFp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
-                                .tn = 4, .stages = 3, .group = 8, .minb = 1};
-constexpr PipelinedConfig with_group(PipelinedConfig c, int group) {
-  c.group = group;
-  return c;
-}
-
-}  // namespace
 
 void add_rasterized_variants(std::vector<Variant>& out) {
-  const char* any = "any shape: an unchecked fast path on whole tiles";
-  const char* sweep = "group sweep: whole tiles only";
-  out.push_back(pipelined_variant<float, kFp32>("rasterized").representative().note(any).build());
-  out.push_back(pipelined_variant<double, kFp64>("rasterized").representative().note(any).build());
-  out.push_back(pipelined_variant<float, with_group(kFp32, 4), Shapes::whole_tiles>("rasterized")
-                    .sweep().note(sweep).build());
-  out.push_back(pipelined_variant<float, with_group(kFp32, 16), Shapes::whole_tiles>("rasterized")
-                    .sweep().note(sweep).build());
+  // Rung 6's configurations in groups of 8 block rows; the group sweep (FP32, whole tiles) runs
+  // 4 and 16 next to it.
+  constexpr PipelinedConfig fp32{.bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8,
+                                 .tn = 8, .stages = 3, .group = 8, .minb = 2};
+  constexpr PipelinedConfig fp64{.bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8,
+                                 .tn = 4, .stages = 3, .group = 8, .minb = 1};
+  add_pipelined_rung<fp32, fp64, fp32.with_group(4), fp32.with_group(16)>(
+      out, "rasterized", "group sweep: whole tiles only");
 }
 
 }  // namespace gemm

@@ -7,15 +7,7 @@
 namespace gemm {
 
 void add_vectorized_variants(std::vector<Variant>& out) {
-  const char* note = "transposed store of A has a BK*sizeof(T)/16-way bank conflict by design";
-  out.push_back(vectorized_variant<float, kVectorizedFp32, false>("vectorized")
-                    .representative()
-                    .note(note)
-                    .build());
-  out.push_back(vectorized_variant<double, kVectorizedFp64, false>("vectorized")
-                    .representative()
-                    .note(note)
-                    .build());
+  add_vectorized_rung<false>(out, "vectorized", "transposed store of A has a BK*sizeof(T)/16-way bank conflict by design");
 }
 
 }  // namespace gemm

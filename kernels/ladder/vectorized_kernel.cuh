@@ -166,4 +166,17 @@ VariantBuilder vectorized_variant(const char* family) {
   return b;
 }
 
+// Rung 3 or 4 at its tiles, both precisions.
+template <bool CONFLICT_FREE>
+void add_vectorized_rung(std::vector<Variant>& out, const char* family, const char* note) {
+  out.push_back(vectorized_variant<float, kVectorizedFp32, CONFLICT_FREE>(family)
+                    .representative()
+                    .note(note)
+                    .build());
+  out.push_back(vectorized_variant<double, kVectorizedFp64, CONFLICT_FREE>(family)
+                    .representative()
+                    .note(note)
+                    .build());
+}
+
 }  // namespace gemm

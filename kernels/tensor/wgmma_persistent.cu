@@ -101,16 +101,11 @@ void add_config(std::vector<Variant>& out) {
                 "host and device agree on the shared-memory size");
   const auto grid = [](const GemmShape& s) { return Dim3{persistent_blocks(C.tile, s), 1, 1}; };
   out.push_back(
-      wgmma_variant("wgmma_persistent", {{"bm", t.bm},
-                                         {"bn", t.bn},
-                                         {"bk", t.bk},
-                                         {"stages", t.stages},
-                                         {"group", C.group}})
+      wgmma_variant("wgmma_persistent", t, {{"group", C.group}})
           .launch(wgmma_launch(t, grid,
                                wgmma_persistent_kernel<t.bm, t.bn, t.stages, C.group,
                                                        t.producer_registers(),
                                                        t.consumer_registers()>))
-          .outputs_per_thread(double(t.bm) * t.bn / (t.consumers() * 128))
           .persistent_grid()
           .role(C.role)
           .build());

@@ -196,12 +196,18 @@ __device__ __forceinline__ void store_c_transposed(const float (&d)[BM / 2], flo
 using WgKernel = void (*)(const float*, const float*, float*, int, int, int, CUtensorMap,
                           CUtensorMap);
 
-// The facts the wgmma rungs share: FP32 storage with TF32 arithmetic, the C^T note, and the
-// preconditions (sm_90a code on a 9.0 device, TMA's 16-byte row strides).
-inline VariantBuilder wgmma_variant(const std::string& family, std::vector<Param> fields) {
+// The facts the wgmma rungs share: the block tile's parameters (then the family's `more`), FP32
+// storage with TF32 arithmetic, outputs per thread counted over the consumers, the C^T note, and
+// the preconditions (sm_90a code on a 9.0 device, TMA's 16-byte row strides).
+inline VariantBuilder wgmma_variant(const std::string& family, const WgmmaTmaConfig& tile,
+                                    std::vector<Param> more = {}) {
+  std::vector<Param> fields = {
+      {"bm", tile.bm}, {"bn", tile.bn}, {"bk", tile.bk}, {"stages", tile.stages}};
+  fields.insert(fields.end(), more.begin(), more.end());
   VariantBuilder b = VariantBuilder::of<float>(family);
   b.params(std::move(fields))
       .compute(Compute::tf32)
+      .outputs_per_thread(double(tile.bm) * tile.bn / (tile.consumers() * 128))
       .note("computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
             "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "
             "outputs per thread counted per tile over the consumer warpgroups")

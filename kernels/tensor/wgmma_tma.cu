@@ -97,13 +97,12 @@ void add_config(std::vector<Variant>& out) {
     return Dim3{ceil_div(s.n, C.bn), ceil_div(s.m, C.bm), 1};
   };
   out.push_back(
-      wgmma_variant("wgmma_tma", {{"bm", C.bm}, {"bn", C.bn}, {"bk", C.bk}, {"stages", C.stages}})
+      wgmma_variant("wgmma_tma", C)
           .launch(wgmma_launch(C, grid,
                                wgmma_tma_kernel<C.bm, C.bn, C.stages, C.producer_registers(),
                                                 C.consumer_registers()>))
           .origin("wgmma.mma_async m64n" + std::to_string(C.bm) +
                   "k8 tf32 (A operand in registers), TMA tiles on mbarriers, producer warpgroup")
-          .outputs_per_thread(double(C.bm) * C.bn / (C.consumers() * 128))
           .role(C.role)
           .build());
 }

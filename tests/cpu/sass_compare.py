@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The machine code of every kernel the study runs, in two revisions, side by side.
 
-  sass_compare.py collect BUILD [--out DATA.json]    what one build's variants launch, with SASS
+  sass_compare.py collect BUILD [--label NAME] [--out DATA.json]   what one build's variants launch
   sass_compare.py report BEFORE.json AFTER.json [--out FILE.md]
 
 `collect` reads a configured and built tree of this project (its kernel library,
@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import sass_test  # the same reading of cuobjdump's output
 
 HERE = Path(__file__).resolve().parent
 MATH = re.compile(r"^(FFMA|DFMA|HMMA|DMMA|HGMMA)\b")
@@ -96,21 +98,13 @@ def symbols(exe):
 
 def sass(cuobjdump, exe):
     """{canonical demangled kernel name: [(address, instruction text)]}."""
-    env = dict(os.environ)
-    env.setdefault("NVDISASM_PATH", str(Path(cuobjdump).resolve().parent))
-    run = subprocess.run([cuobjdump, "-sass", str(exe)], capture_output=True, text=True, env=env)
-    if run.returncode != 0:
-        raise BuildError(f"cuobjdump -sass {exe} failed: {run.stderr.strip()[:500]}")
-    kernels, current = {}, None
-    for line in run.stdout.splitlines():
-        m = re.match(r"\s*Function : (\S+)", line)
-        if m:
-            current = m.group(1)
-            kernels.setdefault(current, [])
-            continue
-        m = INSTRUCTION.match(line)
-        if m and current is not None:
-            kernels[current].append((int(m.group(1), 16), m.group(2)))
+    os.environ.setdefault("NVDISASM_PATH", str(Path(cuobjdump).resolve().parent))
+    kernels = {}
+    for name, lines in sass_test.kernels_of(cuobjdump, str(exe)).items():
+        matches = (INSTRUCTION.match(line) for line in lines)
+        kernels[name] = [(int(m.group(1), 16), m.group(2)) for m in matches if m]
+    if not kernels:
+        raise BuildError(f"cuobjdump -sass {exe} found no kernels")
     names = list(kernels)
     # Every translation unit has its own copy of a template instance: the first is kept.
     out = {}
@@ -269,6 +263,7 @@ def main(argv=None):
     c = sub.add_parser("collect", help="what one build's variants launch, with the SASS")
     c.add_argument("build", type=Path)
     c.add_argument("--out", type=Path)
+    c.add_argument("--label", help="what the report calls this build (default: its folder)")
     c.add_argument("--cuobjdump", default=shutil.which("cuobjdump") or os.path.join(
         os.environ.get("GEMM_CUDA_TOOLS", ""), "cuobjdump"))
     r = sub.add_parser("report", help="the two collections side by side, in Markdown")
@@ -283,7 +278,9 @@ def main(argv=None):
                 raise BuildError(f"no cuobjdump ({args.cuobjdump}): put it on PATH, set "
                                  "GEMM_CUDA_TOOLS to its folder, or pass --cuobjdump")
             with tempfile.TemporaryDirectory() as tmp:
-                text = json.dumps(collect(args.build.resolve(), args.cuobjdump, Path(tmp)))
+                data = collect(args.build.resolve(), args.cuobjdump, Path(tmp))
+                data["build"] = args.label or data["build"]
+                text = json.dumps(data)
         else:
             command = args.shown_command or " ".join(
                 ["tests/cpu/sass_compare.py"] + list(argv if argv is not None else sys.argv[1:]))

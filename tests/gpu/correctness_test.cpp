@@ -69,21 +69,22 @@ INSTANTIATE_TEST_SUITE_P(Correctness, CorrectnessVariant,
                                             ::testing::ValuesIn(kOddShapes)),
                          case_name);
 
-// The rungs (tags ladder, tensor_core) at shapes that have whole block tiles AND tails in every
-// dimension, small enough for compute-sanitizer's racecheck: 300 = 2 x 128 + 44 rows, 270 and
-// 264 = 2 x 128 + 14 / 8 columns, 72 and 76 = whole and partial k-tiles of 16 and 32. The
-// second is aligned for 16-byte loads (N, K multiples of 4), so the vectorized, cp.async-16 and
-// TMA paths run with tails as well; the first takes the element-wise paths.
+// The rungs (tags ladder, tensor_core; sweep instances too) at shapes small enough for
+// compute-sanitizer's racecheck. The first two have whole block tiles AND tails in every
+// dimension: 300 = 2 x 128 + 44 rows, 270 and 264 = 2 x 128 + 14 / 8 columns, 72 and 76 = whole
+// and partial k-tiles of 16 and 32; the second is aligned for 16-byte loads (N, K multiples of 4),
+// so the vectorized, cp.async-16 and TMA paths run with tails as well; the first takes the
+// element-wise paths. The third is whole tiles of every rung (block edges up to 256, k-tiles up to
+// 32): the unchecked fast paths, and the sweep instances that take nothing else.
 // scripts/sanitize.sh runs this suite under memcheck, racecheck and synccheck; the plain test
 // run includes it too (ctest's gpu.Correctness filter).
-const std::vector<GemmShape> kSanitizerShapes = {{300, 270, 72}, {300, 264, 76}};
+const std::vector<GemmShape> kSanitizerShapes = {{300, 270, 72}, {300, 264, 76}, {512, 512, 64}};
 
 std::vector<std::size_t> rung_variant_indices() {
   std::vector<std::size_t> indices;
   for (std::size_t i = 0; i < all_variants().size(); ++i) {
     const Variant& v = all_variants()[i];
-    if (v.backend != Backend::cpu && !v.has_tag(tag::tuning) &&
-        (v.has_tag(tag::ladder) || v.has_tag(tag::tensor_core)))
+    if (v.backend != Backend::cpu && (v.has_tag(tag::ladder) || v.has_tag(tag::tensor_core)))
       indices.push_back(i);
   }
   return indices;
