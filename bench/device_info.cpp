@@ -27,6 +27,21 @@ std::optional<Lanes> lanes_per_sm(int major, int minor) {
   }
 }
 
+// Dense tensor-core FLOP per SM per cycle (NVIDIA's A100 and H100 whitepapers: A100 156 TFLOP/s
+// TF32 and 19.5 FP64 over 108 SMs at 1,410 MHz; H100 SXM 495 TF32 at 1,830 MHz and 67 FP64 at
+// 1,980 MHz over 132 SMs).
+struct TensorFlops {
+  int tf32;
+  int fp64;
+};
+std::optional<TensorFlops> tensor_flops_per_sm(int major, int minor) {
+  switch (major * 10 + minor) {
+    case 80: return TensorFlops{1024, 128};
+    case 90: return TensorFlops{2048, 256};
+    default: return std::nullopt;
+  }
+}
+
 int attribute(cudaDeviceAttr attr, int device) {
   int value = 0;
   if (cudaDeviceGetAttribute(&value, attr, device) != cudaSuccess) return 0;
@@ -109,6 +124,14 @@ std::optional<double> peak_gflops(int cc_major, int cc_minor, int sm_count, int 
   return 2.0 * per_sm * sm_count * (clock_khz / 1e6);  // 2 FLOP per FMA, GHz
 }
 
+std::optional<double> peak_tensor_gflops(int cc_major, int cc_minor, int sm_count, int clock_khz,
+                                         Compute c) {
+  const auto flops = tensor_flops_per_sm(cc_major, cc_minor);
+  if (!flops || sm_count <= 0 || clock_khz <= 0 || c == Compute::fp32) return std::nullopt;
+  const int per_sm = c == Compute::tf32 ? flops->tf32 : flops->fp64;
+  return double(per_sm) * sm_count * (clock_khz / 1e6);
+}
+
 double peak_bandwidth_gbs(int memory_clock_khz, int bus_width_bits) {
   return 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
 }
@@ -133,6 +156,10 @@ std::map<std::string, std::string> context_entries(const DeviceInfo& d) {
   for (Precision p : {Precision::fp32, Precision::fp64})
     if (auto peak = peak_gflops(d.cc_major, d.cc_minor, d.sm_count, d.max_sm_clock_khz, p))
       c["peak_" + to_string(p) + "_gflops"] = std::to_string(*peak);
+  for (Compute t : {Compute::tf32, Compute::fp64})
+    if (auto peak = peak_tensor_gflops(d.cc_major, d.cc_minor, d.sm_count, d.max_sm_clock_khz, t))
+      c[std::string("peak_") + (t == Compute::tf32 ? "tf32" : "fp64_tensor") + "_gflops"] =
+          std::to_string(*peak);
   c["peak_dram_gbs"] =
       std::to_string(peak_bandwidth_gbs(d.memory_clock_khz, d.memory_bus_width_bits));
   return c;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gemm_types.h"
+#include "variant.h"
 
 namespace gemm {
 
@@ -31,6 +32,10 @@ std::optional<DeviceInfo> query_device(int ordinal, std::string& why_not);
 // architecture (never a guess).
 std::optional<double> peak_gflops(int cc_major, int cc_minor, int sm_count, int clock_khz,
                                   Precision p);
+// Dense tensor-core peak (TF32 or FP64 arithmetic) at the given clock; nothing for FP32 (no
+// tensor path) or an unknown architecture.
+std::optional<double> peak_tensor_gflops(int cc_major, int cc_minor, int sm_count, int clock_khz,
+                                         Compute c);
 // DDR: two transfers per memory clock.
 double peak_bandwidth_gbs(int memory_clock_khz, int bus_width_bits);
 

@@ -199,11 +199,6 @@ std::string timing_label(const BenchCase& c, const TimingResult& t, bool host, b
   return label.str();
 }
 
-// Whether A, B and C of the workspace together are larger than the device's L2.
-bool exceeds_l2(const Workspace& ws, const DeviceInfo& d) {
-  return double(ws.bytes_a() + ws.bytes_b() + ws.bytes_c()) > double(d.l2_bytes);
-}
-
 void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
                      StudyContext& ctx) {
   CaseState& cs = *c.state;
@@ -217,12 +212,11 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
       NvtxRange range{kCountersRange};
       const Operands ops = operands(ws, false);
       // Counters see the cache state the timing saw: warm (an unprofiled launch right before
-      // every pass), or flushed before every pass (--flush-l2). Where A, B and C together
-      // exceed L2 a launch leaves nothing of them for the next one, so warming is left out:
-      // it would double the passes' cost for the same cache state.
+      // every pass: even a working set somewhat larger than L2 finds much of itself there
+      // after a launch), or flushed before every pass (--flush-l2).
       std::function<void()> before_each_pass;
       if (ctx.options.flush_l2) before_each_pass = [&] { flush_l2(ctx.stream); };
-      const bool warm_up = !ctx.options.flush_l2 && !exceeds_l2(ws, *ctx.device);
+      const bool warm_up = !ctx.options.flush_l2;
       try {
         // Above the variant's counter cap only the SASS-instrumented metrics are left out.
         CounterValues measured = ctx.counters.collect(

@@ -70,8 +70,10 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
                                   ? "cold: L2 flushed before every timed iteration and before "
                                     "the counters' launch"
                                   : "warm: inputs reused across launches; each counter pass "
-                                    "after an unprofiled launch where A, B and C fit in L2 "
-                                    "(larger ones leave nothing of themselves in L2 anyway)");
+                                    "after an unprofiled launch");
+  // The same, for tools: what ran before each counter pass.
+  benchmark::AddCustomContext("counter_pass_preparation",
+                              ctx.options.flush_l2 ? "l2_flush" : "warm_up_launch");
   benchmark::AddCustomContext("counters", ctx.counters.status());
   benchmark::AddCustomContext("verification",
                               "once per benchmark on NaN-poisoned output against an FP64 "

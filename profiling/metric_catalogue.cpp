@@ -77,12 +77,30 @@ std::optional<double> safe_ratio(double numerator, double denominator) {
   return numerator / denominator;
 }
 
+namespace {
+
+// The value of "a" or of a sum "a+b+..." of short names; nothing if one of them is missing.
+std::optional<double> sum_of(const std::string& terms, const std::map<std::string, double>& values) {
+  double total = 0;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t plus = terms.find('+', start);
+    const auto found = values.find(terms.substr(start, plus - start));
+    if (found == values.end()) return std::nullopt;
+    total += found->second;
+    if (plus == std::string::npos) return total;
+    start = plus + 1;
+  }
+}
+
+}  // namespace
+
 void add_derived_metrics(std::map<std::string, double>& values) {
   for (const auto& d : derived_metrics()) {
-    const auto num = values.find(d.numerator);
-    const auto den = values.find(d.denominator);
-    if (num == values.end() || den == values.end()) continue;
-    if (auto r = safe_ratio(num->second, den->second)) values[d.short_name] = *r;
+    const auto num = sum_of(d.numerator, values);
+    const auto den = sum_of(d.denominator, values);
+    if (!num || !den) continue;
+    if (auto r = safe_ratio(*num, *den)) values[d.short_name] = *r;
   }
 }
 

@@ -26,7 +26,7 @@ struct MetricInfo {
 
 struct DerivedMetricInfo {
   std::string short_name;
-  std::string numerator;    // short names
+  std::string numerator;    // a short name, or a sum "a+b" of short names
   std::string denominator;
   Better better;
   Stability stability;

@@ -15,6 +15,17 @@ TEST(Peaks, H100FromFirstPrinciples) {
   EXPECT_NEAR(peak_bandwidth_gbs(2619000, 5120), 3352.32, 0.01);
 }
 
+TEST(Peaks, TensorCoresMatchTheDatasheets) {
+  // H100 SXM: TF32 dense 495 TFLOP/s at the 1,830 MHz the datasheet assumes, FP64 tensor 67 at
+  // 1,980 MHz; A100: TF32 156 and FP64 tensor 19.5 at 1,410 MHz over 108 SMs.
+  EXPECT_NEAR(*peak_tensor_gflops(9, 0, 132, 1830000, Compute::tf32), 494714.88, 0.01);
+  EXPECT_NEAR(*peak_tensor_gflops(9, 0, 132, 1980000, Compute::fp64), 66908.16, 0.01);
+  EXPECT_NEAR(*peak_tensor_gflops(8, 0, 108, 1410000, Compute::tf32), 155934.72, 0.01);
+  EXPECT_NEAR(*peak_tensor_gflops(8, 0, 108, 1410000, Compute::fp64), 19491.84, 0.01);
+  EXPECT_FALSE(peak_tensor_gflops(9, 0, 132, 1980000, Compute::fp32)) << "no FP32 tensor path";
+  EXPECT_FALSE(peak_tensor_gflops(8, 6, 84, 1700000, Compute::tf32)) << "unknown: no guess";
+}
+
 TEST(Occupancy, WarpsOverMaximum) {
   EXPECT_DOUBLE_EQ(occupancy_percent(2, 1024, 2048, 32), 100.0);  // two 32x32 blocks
   EXPECT_DOUBLE_EQ(occupancy_percent(32, 1, 2048, 32), 50.0);     // 32 one-thread blocks

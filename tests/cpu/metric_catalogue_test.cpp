@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <vector>
 
 #include "metric_catalogue.h"
 
@@ -40,10 +41,28 @@ TEST(MetricCatalogue, DerivedInputsExist) {
   std::set<std::string> names;
   for (const auto& m : metric_catalogue()) names.insert(m.short_name);
   for (const auto& l : launch_metrics()) names.insert(l.short_name);
+  auto terms = [](const std::string& sum) {  // "a+b" -> {a, b}
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t plus; (plus = sum.find('+', start)) != std::string::npos; start = plus + 1)
+      out.push_back(sum.substr(start, plus - start));
+    out.push_back(sum.substr(start));
+    return out;
+  };
   for (const auto& d : derived_metrics()) {
-    EXPECT_TRUE(names.count(d.numerator)) << d.short_name;
-    EXPECT_TRUE(names.count(d.denominator)) << d.short_name;
+    for (const auto& t : terms(d.numerator)) EXPECT_TRUE(names.count(t)) << d.short_name << ": " << t;
+    for (const auto& t : terms(d.denominator)) EXPECT_TRUE(names.count(t)) << d.short_name << ": " << t;
   }
+}
+
+TEST(DerivedMetrics, ASumDenominatorAddsItsTerms) {
+  std::map<std::string, double> values = {{"l2_read_hits", 30}, {"l2_read_misses", 10}};
+  add_derived_metrics(values);
+  ASSERT_TRUE(values.count("l2_read_hit_rate"));
+  EXPECT_DOUBLE_EQ(values["l2_read_hit_rate"], 0.75) << "hits over hits + misses";
+  std::map<std::string, double> partial = {{"l2_read_hits", 30}};
+  add_derived_metrics(partial);
+  EXPECT_FALSE(partial.count("l2_read_hit_rate")) << "a missing term leaves the ratio out";
 }
 
 TEST(DerivedMetrics, ZeroDenominatorIsUnavailableNotInfinity) {
