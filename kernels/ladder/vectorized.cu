@@ -7,7 +7,8 @@
 namespace gemm {
 
 void add_vectorized_variants(std::vector<Variant>& out) {
-  add_vectorized_rung<false>(out, "vectorized", "transposed store of A has a BK*sizeof(T)/16-way bank conflict by design");
+  add_vectorized_rung<false>(
+      out, "vectorized", "transposed store of A has a BK*sizeof(T)/16-way bank conflict by design");
 }
 
 }  // namespace gemm

@@ -4,9 +4,9 @@
 # (a scratch folder, removed afterwards): differences in the report are the code's.
 #
 #   tests/cpu/sass_before_after.sh REV_BEFORE REV_AFTER OUT.md
-#   SASS_WORK: the scratch folder (default: a new one under TMPDIR); needs cuobjdump on PATH or
-#   in GEMM_CUDA_TOOLS (scripts/bootstrap's .venv has it once `pip install nvidia-cuda-cuobjdump
-#   nvidia-cuda-nvdisasm` ran, as .ci/run does).
+#   SASS_WORK: a scratch folder to use and keep (default: a new one under TMPDIR, removed).
+#   cuobjdump: on PATH or in GEMM_CUDA_TOOLS (scripts/bootstrap's .venv has it once
+#   `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` ran, as .ci/run does).
 # Exit status: 0 written, 1 a build failed, 2 bad usage.
 set -euo pipefail
 [ $# = 3 ] || { echo "usage: tests/cpu/sass_before_after.sh REV_BEFORE REV_AFTER OUT.md" >&2; exit 2; }
@@ -14,8 +14,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 before=$(git -C "$root" rev-parse --short=12 "$1^{commit}") || exit 2
 after=$(git -C "$root" rev-parse --short=12 "$2^{commit}") || exit 2
 out=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
-work=${SASS_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/gemm-sass.XXXXXX")}
-trap 'rm -rf "$work"' EXIT
+if [ -n "${SASS_WORK:-}" ]; then
+  work=$SASS_WORK  # kept afterwards, with before.json and after.json
+else
+  work=$(mktemp -d "${TMPDIR:-/tmp}/gemm-sass.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
 for side in before after; do

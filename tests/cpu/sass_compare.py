@@ -187,8 +187,14 @@ FACT_FIELDS = ("backend", "compute", "rung", "rung name", "origin", "note", "tag
                "outputs per thread", "params")
 
 
-def short(name, width=70):
-    name = re.sub(r"\(.*\)$", "", name).replace("gemm::", "")
+ROLES = {"0": "none", "1": "representative", "2": "sweep"}  # kernels/variant.h's Role
+
+
+def short(name, width=110):
+    """A kernel's name for a table: no parameter list, namespaces or 'void'."""
+    name = re.sub(r"\((?:float|double) const\*.*\)$", "", name)
+    name = re.sub(r"\b(?:gemm|tensor|ladder)::", "", name).removeprefix("void ")
+    name = re.sub(r"\(Role\)(\d)", lambda m: ROLES.get(m.group(1), m.group(1)), name)
     return name if len(name) <= width else name[:width - 1] + "…"
 
 
