@@ -93,8 +93,7 @@ Variant refused_family(const ManifestLine& line) {
   return v;
 }
 
-}  // namespace
-
+// Every line's variants with the facts the manifest gives them.
 std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
   std::vector<Variant> out;
   int rung = 0;
@@ -129,6 +128,8 @@ std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
       x.counters_max_work = 1024.0 * 1024.0 * 1024.0;
   return out;
 }
+
+}  // namespace
 
 const std::vector<ManifestLine>& manifest_lines() { return manifest(); }
 

@@ -21,7 +21,4 @@ struct ManifestLine {
 // The manifest's lines, in study order.
 const std::vector<ManifestLine>& manifest_lines();
 
-// Every line's variants with the facts the manifest gives them (registry.cpp).
-std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines);
-
 }  // namespace gemm
