@@ -27,3 +27,11 @@ struct CudaError : std::runtime_error {
 
 // Checks the launch itself (configuration errors); execution errors surface at the next sync.
 #define GEMM_CHECK_LAUNCH() GEMM_CUDA_CHECK(cudaGetLastError())
+
+// A library call whose status must equal `ok` (cuBLAS, cuBLASLt: CUBLAS_STATUS_SUCCESS).
+#define GEMM_LIBRARY_CHECK(library, ok, call)                                              \
+  do {                                                                                     \
+    const auto gemm_status_ = (call);                                                      \
+    if (gemm_status_ != (ok))                                                              \
+      ::gemm::throw_library_error(int(gemm_status_), library, #call, __FILE__, __LINE__);  \
+  } while (0)

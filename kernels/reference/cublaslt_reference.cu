@@ -20,12 +20,7 @@
 
 #include "launch.cuh"
 
-#define GEMM_CUBLASLT_CHECK(call)                                                          \
-  do {                                                                                     \
-    cublasStatus_t gemm_status_ = (call);                                                  \
-    if (gemm_status_ != CUBLAS_STATUS_SUCCESS)                                             \
-      ::gemm::throw_library_error(int(gemm_status_), "cuBLASLt", #call, __FILE__, __LINE__); \
-  } while (0)
+#define GEMM_CUBLASLT_CHECK(call) GEMM_LIBRARY_CHECK("cuBLASLt", CUBLAS_STATUS_SUCCESS, call)
 
 namespace gemm {
 namespace {
