@@ -47,6 +47,8 @@ std::string variant_facts_json(const Variant& v, const GemmShape& shape, bool en
   j << "]";
   if (v.rung > 0) j << ", \"rung\": " << v.rung << ", \"rung_name\": " << json_string(v.rung_name);
   j << ", \"origin\": " << json_string(v.origin) << ", \"note\": " << json_string(v.note)
+    << ", \"spins\": " << (v.spins ? "true" : "false")
+    << ", \"persistent_grid\": " << (v.persistent_grid ? "true" : "false")
     << ", \"end_to_end\": " << (end_to_end ? "true" : "false") << ", \"shape\": {\"m\": "
     << shape.m << ", \"n\": " << shape.n << ", \"k\": " << shape.k << "}";
   if (v.backend == Backend::cuda_kernel) {

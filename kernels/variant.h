@@ -91,6 +91,9 @@ struct Variant {
   double unit_roundoff = 0;
   // One block per SM walks the tiles of C (the grid follows the device, not the shape).
   bool persistent_grid = false;
+  // Warps wait on mbarriers in a polling loop (mbarrier.try_wait): how many instructions they
+  // execute depends on timing, so instruction counts are not exact for this variant.
+  bool spins = false;
 
   Precondition can_implement;                        // empty: any legal shape
   std::function<LaunchPlan(const GemmShape&)> plan;  // cuda_kernel only

@@ -127,6 +127,11 @@ class VariantBuilder {
     v_.persistent_grid = true;
     return *this;
   }
+  // Its warps poll mbarriers (see Variant::spins).
+  VariantBuilder& spins() {
+    v_.spins = true;
+    return *this;
+  }
   VariantBuilder& default_max_work(double work) {
     v_.default_max_work = work;
     return *this;

@@ -394,6 +394,7 @@ VariantBuilder pipelined_variant(const char* family) {
         if constexpr (S == Shapes::whole_tiles) return pipelined_mode_reason<T, C>(0, s);
         return std::nullopt;
       });
+  if (C.mbar) b.spins();  // stages handed over on mbarriers: warps poll them
   return b;
 }
 

@@ -207,6 +207,7 @@ inline VariantBuilder wgmma_variant(const std::string& family, const WgmmaTmaCon
   VariantBuilder b = VariantBuilder::of<float>(family);
   b.params(std::move(fields))
       .compute(Compute::tf32)
+      .spins()  // producer and consumers poll the stages' full/empty mbarriers
       .outputs_per_thread(double(tile.bm) * tile.bn / (tile.consumers() * 128))
       .note("computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
             "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "

@@ -16,6 +16,7 @@ The rule (one benchmark, per-repetition samples on each side):
 Counters are compared whatever the time verdict (counter_changes); counter_regressions says which
 changes fail: a guarded counter worse, or an exact count worse while the time did not get faster.
 Exit status: 0 no regression, 1 regression, 2 bad input."""
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -23,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from .catalogue import load_catalogue
+from .crosscheck import SPIN_DEPENDENT
 from .errors import InputError
 from .formatting import significant
 from .guards import guarded
@@ -186,16 +188,20 @@ def samples_of(bench, statistic):
     return bench.cycles if statistic == "kcycles" else bench.times
 
 
-def counter_changes(b_counters, c_counters, settings, catalogue):
+def counter_changes(b_counters, c_counters, settings, catalogue, spins=False):
     """name -> {base, cand, verdict, stability} of every catalogue counter that changed
-    (medians of the repetitions; MISSING where one side has it)."""
+    (medians of the repetitions; MISSING where the baseline had it and the candidate lost it; a
+    counter new in the candidate is not a change). A variant that polls mbarriers (`spins`)
+    executes a timing-dependent number of instructions: its spin-dependent counts are noisy."""
     out = {}
     for metric_name, metric in catalogue.items():
         if metric.kind == "timing" and metric_name != "gflops":
             continue
         bv, cv = b_counters.get(metric_name), c_counters.get(metric_name)
-        if bv is None and cv is None:
+        if bv is None:
             continue
+        if spins and metric_name in SPIN_DEPENDENT and metric.stability == "exact":
+            metric = dataclasses.replace(metric, stability="noisy")
         bv = float(np.median(bv)) if bv else None
         cv = float(np.median(cv)) if cv else None
         word = counter_verdict(metric, bv, cv, settings)
@@ -238,7 +244,8 @@ def compare_benchmark(name, b, c, settings, catalogue):
     row["slowdown"] = sorted(b.slowdown | c.slowdown)
     if settings.time_only:
         return row
-    row["counters"] = counter_changes(b.counters, c.counters, settings, catalogue)
+    row["counters"] = counter_changes(b.counters, c.counters, settings, catalogue,
+                                      spins=b.spins or c.spins)
     row["counter_regressions"] = counter_regressions(b.family, row["counters"], row["verdict"])
     return row
 

@@ -115,7 +115,8 @@ def points_of(runs, name, statistic):
             points.append(Point(i, "failed", error=bench.errors[0]))
         else:
             values = bench.cycles if statistic == "kcycles" else bench.times
-            points.append(Point(i, "ok", list(values), list(bench.counters.get("gflops", [])), bench.counters))
+            points.append(Point(i, "ok", list(values), list(bench.counters.get("gflops", [])),
+                                bench.counters, spins=bench.spins))
     return points
 
 

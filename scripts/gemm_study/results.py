@@ -39,7 +39,7 @@ NOT_MEASUREMENTS = ("family_index", "per_family_instance_index", "repetitions", 
                     "repetition_index", "real_time", "cpu_time", "iterations")
 # Facts of the `variant` object copied into each row (launch facts are absent for cuBLAS/CPU).
 FACT_COLUMNS = ("compute", "backend", "origin", "note", "rung", "rung_name", "threads_per_block",
-                "outputs_per_thread", "warps_launched")
+                "outputs_per_thread", "warps_launched", "spins", "persistent_grid")
 
 
 def parse_name(name):
@@ -386,6 +386,7 @@ class Bench:
     throttled: bool = False
     counters: dict = field(default_factory=dict)  # name -> list of finite values
     reps: set = field(default_factory=set)
+    spins: bool = False                           # variant fact: warps poll mbarriers
 
 
 def load_run(path):
@@ -410,6 +411,7 @@ def load_run(path):
             bench.from_samples += "samples" in row
         bench.slowdown.update(row.get("samples", {}).get("slowdown", ()))
         bench.throttled |= bool(row.get("clock_throttled", 0))
+        bench.spins |= row.get("spins") is True
         for key, value in row.items():
             if key in COUNTER_EXCLUDED or key.startswith(NOT_COUNTERS):
                 continue

@@ -46,6 +46,7 @@ class Point:
     gflops: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
     error: str = None
+    spins: bool = False            # variant fact: warps poll mbarriers (counts are timing-dependent)
 
 
 def _levels(points):
@@ -137,7 +138,8 @@ def counter_step(points, before, after, settings, catalogue=None):
     """Counter changes between the last good revision `before` and revision `after` (indexes)."""
     catalogue = catalogue or load_catalogue()
     by_index = {p.index: p for p in points}
-    return counter_changes(by_index[before].counters, by_index[after].counters, settings, catalogue)
+    b, c = by_index[before], by_index[after]
+    return counter_changes(b.counters, c.counters, settings, catalogue, spins=b.spins or c.spins)
 
 
 def events(points, family, settings, catalogue=None):

@@ -6,6 +6,7 @@
 
 #include "benchmark_names.h"
 #include "registry.h"
+#include "ladder/tuned_configs.h"
 #include "tags.h"
 #include "variant.h"
 
@@ -204,6 +205,22 @@ TEST(Registry, PersistentGridsAreOneDimensionalAndNoLargerThanTheTiles) {
   if (built) {
     EXPECT_GT(persistent, 0);
   }
+}
+
+TEST(Registry, VariantsThatPollMbarriersSaySo) {
+  // Their instruction counts depend on timing: the cross-check and the comparisons read the fact.
+  int spinning = 0;
+  std::map<Precision, bool> tuned_spins;  // any configuration of the tuned table on mbarriers
+  for (const auto& c : tuned_configurations())
+    tuned_spins[c.precision] = tuned_spins[c.precision] || c.spins;
+  for (const auto& v : all_variants()) {
+    const bool mbar = v.params.find("mbar:1") != std::string::npos ||
+                      v.family.rfind("wgmma", 0) == 0 ||
+                      (v.family == "tuned" && v.params.empty() && tuned_spins[v.precision]);
+    EXPECT_EQ(v.spins, mbar) << to_string(v.precision) << "/" << v.name();
+    spinning += v.spins ? 1 : 0;
+  }
+  EXPECT_GT(spinning, 4) << "mbarrier_stages, tuned's mbar configurations and the wgmma rungs";
 }
 
 TEST(Registry, CuBlasComesFirstSoOthersCanBeReportedAgainstIt) {
