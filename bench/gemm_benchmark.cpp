@@ -96,11 +96,6 @@ const Variant& cublas_variant(Precision p) {
   throw std::logic_error("the registry has no cublas variant");
 }
 
-Operands operands(const Workspace& ws, bool host) {
-  if (host) return {ws.host_a.data(), ws.host_b.data(), const_cast<unsigned char*>(ws.host_c.data()), ws.shape};
-  return {ws.dev_a.get(), ws.dev_b.get(), ws.dev_c.get(), ws.shape};
-}
-
 // Runs the variant once on poisoned output and compares with the reference.
 Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream) {
   const Variant& v = *c.variant;
@@ -109,10 +104,10 @@ Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream)
   const auto& reference = reference_for(ws, stream);
   if (host) {
     fill_poison(v.precision, ws.host_c.data(), ws.elements_c());
-    v.run(operands(ws, true), stream);
+    v.run(operands_for(ws, v, stream), stream);
   } else {
     GEMM_CUDA_CHECK(cudaMemsetAsync(ws.dev_c.get(), 0xFF, ws.bytes_c(), stream));  // NaN
-    v.run(operands(ws, false), stream);
+    v.run(operands_for(ws, v, stream), stream);
     GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
     GEMM_CUDA_CHECK(cudaMemcpy(ws.host_c.data(), ws.dev_c.get(), ws.bytes_c(),
                                cudaMemcpyDeviceToHost));
@@ -132,7 +127,7 @@ std::string describe_failure(const Verification& r) {
 // The launch to time: the kernel alone, or (end to end) copies in, kernel, copy out.
 std::function<void()> timed_work(const BenchCase& c, Workspace& ws, cudaStream_t stream) {
   const Variant& v = *c.variant;
-  const Operands ops = operands(ws, v.backend == Backend::cpu);
+  const Operands ops = operands_for(ws, v, stream);
   if (!c.end_to_end) return [&v, ops, stream] { v.run(ops, stream); };
   return [&v, &ws, ops, stream] {
     GEMM_CUDA_CHECK(cudaMemcpyAsync(ws.dev_a.get(), ws.host_a.data(), ws.bytes_a(),
@@ -153,7 +148,7 @@ ReferenceTime cublas_reference_time(Precision p, Workspace& ws, StudyContext& ct
   // benchmarks it is compared with, outside any "timed" range.
   NvtxRange range{"cublas_reference"};
   const Variant& ref = cublas_variant(p);
-  const Operands ops = operands(ws, false);
+  const Operands ops = operands_for(ws, ref, ctx.stream);
   auto launch = [&] { ref.run(ops, ctx.stream); };
   const Nvml& nvml = Nvml::for_device(ctx.device->ordinal);
   warm_up(launch, ctx.stream, warmup_policy(ctx.options, ws.shape), nvml);
@@ -210,7 +205,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
       StageTimer stage{cs.counters_s};
       GpuLoadScope load;
       NvtxRange range{kCountersRange};
-      const Operands ops = operands(ws, false);
+      const Operands ops = operands_for(ws, v, ctx.stream);
       // Counters see the cache state the timing saw: warm (an unprofiled launch right before
       // every pass: even a working set somewhat larger than L2 finds much of itself there
       // after a launch), or flushed before every pass (--flush-l2).

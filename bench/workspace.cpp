@@ -80,6 +80,26 @@ Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_bas
 }
 
 
+Operands operands_for(Workspace& ws, const Variant& v, cudaStream_t stream) {
+  if (v.backend == Backend::cpu)
+    return {ws.host_a.data(), ws.host_b.data(), ws.host_c.data(), ws.shape};
+  Operands ops{ws.dev_a.get(), ws.dev_b.get(), ws.dev_c.get(), ws.shape};
+  const std::size_t bytes = v.workspace_bytes(ws.shape);
+  if (bytes == 0) return ops;
+  if (ws.scratch.bytes() < bytes) {
+    ws.scratch = DeviceBuffer();  // free first: the old and the new need not fit together
+    ws.scratch = DeviceBuffer(bytes);
+    ws.scratch_owner = nullptr;
+  }
+  if (ws.scratch_owner != &v) {
+    GEMM_CUDA_CHECK(cudaMemsetAsync(ws.scratch.get(), 0, ws.scratch.bytes(), stream));
+    ws.scratch_owner = &v;
+  }
+  ops.workspace = ws.scratch.get();
+  ops.workspace_bytes = ws.scratch.bytes();
+  return ops;
+}
+
 const std::vector<double>& reference_for(Workspace& ws, cudaStream_t stream) {
   if (!ws.reference.empty()) return ws.reference;
   if (!ws.on_device || ws.shape.work() <= kHostReferenceMaxWork) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gemm_types.h"
+#include "variant.h"
 
 namespace gemm {
 
@@ -37,6 +38,10 @@ struct Workspace {
   std::vector<unsigned char> host_a, host_b, host_c;
   DeviceBuffer dev_a, dev_b, dev_c;
   std::vector<double> reference;  // empty until first needed
+  // The variants' device scratch at this shape (Operands::workspace): grown to the largest a
+  // variant asked for, zeroed whenever a variant other than the last one takes it.
+  DeviceBuffer scratch;
+  const void* scratch_owner = nullptr;
 
   std::size_t bytes_a() const { return std::size_t(shape.m * shape.k) * element_size(precision); }
   std::size_t bytes_b() const { return std::size_t(shape.k * shape.n) * element_size(precision); }
@@ -49,6 +54,12 @@ struct Workspace {
 // and precision, so a workspace made again holds the same inputs.
 Workspace& workspace_for(Precision p, const GemmShape& shape, std::uint64_t seed_base,
                          bool on_device);
+
+// Operands of `v` on this workspace: the host buffers for a CPU variant, the device buffers
+// otherwise, with the device scratch the variant needs at this shape (allocated here, never in a
+// timed launch; zeroed on `stream` when another variant used it last: the contract of
+// Operands::workspace).
+Operands operands_for(Workspace& ws, const Variant& v, cudaStream_t stream);
 
 // Reference of C in higher precision: on the host for small problems (or without a GPU), the
 // double-double device kernel above that, since the host loop would take minutes.

@@ -38,11 +38,18 @@ std::string to_string(Compute c);
 double unit_roundoff(Compute c);  // 2^-24, 2^-11, 2^-53
 
 // Pointers are device pointers, except for Backend::cpu where they are host pointers.
+// The workspace (CUTLASS's): device scratch of at least the variant's workspace_bytes(shape),
+// allocated by the caller once per shape (null where the variant needs none). It holds zeros
+// when the caller hands it to a variant for the first time; a variant leaves every counter it
+// keeps there at zero again at the end of each run (partial results may stay), so its next run
+// needs no clearing. Kernels still never allocate, copy into it from the host, or synchronize.
 struct Operands {
   const void* a = nullptr;
   const void* b = nullptr;
   void* c = nullptr;
   GemmShape shape;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 // One named numeric parameter of a family ("bm" = 128). Written into the results as a field.
@@ -98,11 +105,14 @@ struct Variant {
   Precondition can_implement;                        // empty: any legal shape
   std::function<LaunchPlan(const GemmShape&)> plan;  // cuda_kernel only
   std::function<void(const Operands&, cudaStream_t)> run;
+  // Device scratch a run at this shape needs (Operands::workspace); empty: none.
+  std::function<std::size_t(const GemmShape&)> workspace_size;
   // What the variant chose for a shape on its own (a library's autotuned algorithm), as a JSON
   // object for the results; empty function or "" when there is nothing to say.
   std::function<std::string(const GemmShape&)> choice;
 
   std::string name() const { return params.empty() ? family : family + "/" + params; }
+  std::size_t workspace_bytes(const GemmShape& s) const { return workspace_size ? workspace_size(s) : 0; }
   bool has_tag(const std::string& tag) const {
     return std::find(tags.begin(), tags.end(), tag) != tags.end();
   }

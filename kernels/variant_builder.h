@@ -80,6 +80,11 @@ class VariantBuilder {
     v_.run = std::move(run);
     return *this;
   }
+  // The device scratch a run needs for a shape (see Operands::workspace).
+  VariantBuilder& workspace(std::function<std::size_t(const GemmShape&)> bytes) {
+    v_.workspace_size = std::move(bytes);
+    return *this;
+  }
   // What it chose for a shape (see Variant::choice).
   VariantBuilder& choice(std::function<std::string(const GemmShape&)> describe) {
     v_.choice = std::move(describe);

@@ -17,7 +17,7 @@ CounterCollector& test_collector() {
 
 CounterValues measure(const Variant& v, const GemmShape& s) {
   TestData& data = test_data(v.precision, s);
-  const Operands ops{data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), s};
+  const Operands ops = operands_for(v, data);
   CounterValues values = test_collector().collect([&] { v.run(ops, test_stream()); });
   const CounterValues facts = launch_facts(v, s, device().limits);
   values.insert(facts.begin(), facts.end());

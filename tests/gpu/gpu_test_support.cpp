@@ -93,11 +93,31 @@ Verification verify_device_output(const Variant& v, TestData& data) {
                 verification_tolerance(v.unit_roundoff, data.shape.k));
 }
 
+Operands operands_for(const Variant& v, TestData& data) {
+  static DeviceBuffer scratch;
+  static const Variant* owner = nullptr;
+  Operands ops{data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), data.shape};
+  const std::size_t bytes = v.workspace_bytes(data.shape);
+  if (bytes == 0) return ops;
+  if (scratch.bytes() < bytes) {
+    scratch = DeviceBuffer();
+    scratch = DeviceBuffer(bytes);
+    owner = nullptr;
+  }
+  if (owner != &v) {
+    GEMM_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), test_stream()));
+    owner = &v;
+  }
+  ops.workspace = scratch.get();
+  ops.workspace_bytes = scratch.bytes();
+  return ops;
+}
+
 Verification run_and_verify(const Variant& v, TestData& data) {
   // NaN poison, on the stream the variant runs on: test_stream() does not wait for the legacy
   // default stream, so a plain cudaMemset could land after (or during) the kernel.
   GEMM_CUDA_CHECK(cudaMemsetAsync(data.dev_c.get(), 0xFF, data.dev_c.bytes(), test_stream()));
-  v.run({data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), data.shape}, test_stream());
+  v.run(operands_for(v, data), test_stream());
   GEMM_CUDA_CHECK(cudaStreamSynchronize(test_stream()));
   return verify_device_output(v, data);
 }
