@@ -65,12 +65,17 @@ struct PipelineLayout {
   static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
 };
 
-template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
-          int GROUP, int MODE, int MINB, bool MBAR>
-// (Mode 1's predicates need a few more registers than mode 2's element copies: it gives up one
-// block per SM rather than spill, which it did at MINB = 2 with BK = 16.)
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB > 1 ? MINB - 1 : MINB)
-    pipelined_kernel(const T* A, const T* B, T* C, int M, int N, int K) {
+// The mainloop: acc = the product of k-tiles [kt_begin, kt_end) of the block tile at (row0, col0)
+// (set, not added to). Every thread of the block calls it, with the block's shared memory; no
+// copy is in flight when it returns. The kernel below runs it over all of K, split-K and stream-K
+// (kernels/shapes/) over part of it. Copies stop at k_limit: K, or the range's end where that
+// comes first (so a range costs no instruction in the loop that K alone does not).
+template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MODE,
+          bool MBAR>
+__device__ __forceinline__ void pipelined_mainloop(T (&acc)[TM][TN], const T* A, const T* B, int M,
+                                                   int N, int K, int row0, int col0, int kt_begin,
+                                                   int kt_end, int k_limit,
+                                                   unsigned char* smem_raw) {
   using L = PipelineLayout<T, BM, BN, BK, WM, WN, TM, TN, STAGES, MBAR>;
   // FP64: paired lanes (warptile_core.cuh), so that every fragment load takes 2 cycles of the
   // shared-memory return: at 8 x 8 doubles the row-major lanes' loads of 8 warps used ~3/4 of it.
@@ -93,15 +98,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   static_assert((BM * BK) % THREADS == 0 && (BK * BN / B_ELEMS) % THREADS == 0,
                 "every thread copies the same number of pieces");
 
-  extern __shared__ __align__(16) unsigned char smem_raw[];
   const T* const smem = reinterpret_cast<const T*>(smem_raw);  // STAGES x {[BK][A_PITCH], [BK][BN]}
   const std::uint32_t smem_base = smem_addr(smem_raw);
-
-  int tile_m, tile_n;
-  block_tile_coords<GROUP>(tile_m, tile_n);
-  const int row0 = tile_m * BM, col0 = tile_n * BN;
   const int tid = threadIdx.x;
-  const int k_tiles = (K + BK - 1) / BK;
 
   // Each thread's copies: the same tile-relative elements in every k-tile, a per-thread base
   // plus compile-time offsets. A: copy j is element tid + j * THREADS of the k-major walk.
@@ -133,8 +132,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   // Global: one pointer per operand to the thread's first copy in the current k-tile, advanced
   // once per k-tile; the other copies sit a block-uniform 32-bit offset away (a multiple of K
   // or N: a uniform register; none for B's one-row copies) plus a compile-time one (an immediate).
-  const T* a_src = A + std::int64_t(row0 + a_m0) * K + a_k0;
-  const T* b_src = B + std::int64_t(b_r0) * N + col0 + b_c0;
+  const T* a_src = A + std::int64_t(row0 + a_m0) * K + kt_begin * BK + a_k0;
+  const T* b_src = B + (std::int64_t(kt_begin) * BK + b_r0) * N + col0 + b_c0;
   const std::int64_t b_step = std::int64_t(BK) * N;
   // Shared: byte offsets of the thread's first A and B copy within a stage.
   const std::uint32_t a_dst = smem_base + (a_k0 * L::A_PITCH + a_m0) * sizeof(T);
@@ -146,7 +145,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   // two instructions per copy).
   auto load_tile = [&](int stage, int kt) {
     const int k0 = kt * BK;
-    const bool exists = kt < k_tiles;
+    const bool exists = kt < kt_end;
 #pragma unroll
     for (int j = 0; j < A_LOADS; ++j) {
       const T* src = a_src + a_dm(j) * K + a_dk(j);
@@ -154,7 +153,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
       if constexpr (MODE == 0) {
         cp_async_if<sizeof(T)>(dst, src, exists);
       } else {
-        const bool ok = row0 + a_m0 + a_dm(j) < M && k0 + a_k0 + a_dk(j) < K;
+        const bool ok = row0 + a_m0 + a_dm(j) < M && k0 + a_k0 + a_dk(j) < k_limit;
         cp_async_zfill<sizeof(T)>(dst, src, ok);
       }
     }
@@ -166,7 +165,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
         cp_async_if<B_ELEMS * sizeof(T)>(dst, src, exists);
       } else {
         // mode 1: N % V == 0, so a 16-byte piece is all in or all out
-        const bool ok = k0 + b_r0 + b_dr(j) < K && col0 + b_c0 + b_dc(j) < N;
+        const bool ok = k0 + b_r0 + b_dr(j) < k_limit && col0 + b_c0 + b_dc(j) < N;
         cp_async_zfill<B_ELEMS * sizeof(T)>(dst, src, ok);
       }
     }
@@ -175,7 +174,10 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   };
 
   const Tiling t;
-  T acc[TM][TN] = {};
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
   T frag_a[2][TM], frag_b[2][TN];
   // Fragments of k step k of the stage at element offset `stage` into register buffer `buf`.
   auto load_fragments = [&](int buf, int stage, int k) {
@@ -233,7 +235,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
   // uniform), the first one landed, and its first fragments loaded.
 #pragma unroll
   for (int s = 0; s < LEAD; ++s) {
-    load_tile(offset(State::at(s)), s);
+    load_tile(offset(State::at(s)), kt_begin + s);
     copies_issued(State::at(s));
   }
   wait_landed(State{});
@@ -241,12 +243,12 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
 
   State read;                       // k-tile kt
   State write = State::at(LEAD);    // k-tile kt + LEAD: where kt - 1 (barrier) or kt - 2 was
-  for (int kt = 0; kt < k_tiles; ++kt) {
+  for (int kt = kt_begin; kt < kt_end; ++kt) {
     // Barrier: every thread's last reads of k-tile kt - 1 came before the previous barrier.
     // MBAR: wait for every thread's reads of k-tile kt - 2, the stage's previous tile (the
     // stage's phase before write's).
     if constexpr (MBAR) {
-      if (kt >= 2) mbar_wait(freed + write.index, write.phase ^ 1u);
+      if (kt - kt_begin >= 2) mbar_wait(freed + write.index, write.phase ^ 1u);
     }
     load_tile(offset(write), kt + LEAD);
     copies_issued(write);
@@ -273,11 +275,25 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB 
     read = following;
   }
   cp_async_wait_all();  // no copy may still be writing shared memory when the block exits
+}
+
+template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES,
+          int GROUP, int MODE, int MINB, bool MBAR>
+// (Mode 1's predicates need a few more registers than mode 2's element copies: it gives up one
+// block per SM rather than spill, which it did at MINB = 2 with BK = 16.)
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MODE == 1 && MINB > 1 ? MINB - 1 : MINB)
+    pipelined_kernel(const T* A, const T* B, T* C, int M, int N, int K) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  int tile_m, tile_n;
+  block_tile_coords<GROUP>(tile_m, tile_n);
+  T acc[TM][TN];
+  pipelined_mainloop<T, BM, BN, BK, WM, WN, TM, TN, STAGES, MODE, MBAR>(
+      acc, A, B, M, N, K, tile_m * BM, tile_n * BN, 0, (K + BK - 1) / BK, K, smem_raw);
   // The epilogue's coordinates are computed again rather than held in registers across the loop
   // (where the accumulators and both fragment buffers leave little room).
   int out_m, out_n;
   block_tile_coords<GROUP, true>(out_m, out_n);
-  const Tiling out(reread_thread_index());
+  const WarpTiling<T, BM, BN, WM, WN, TM, TN, sizeof(T) == 8> out(reread_thread_index());
   store_tile<T, TM, TN, MODE != 0, MODE != 2>(C, M, N, out_m * BM, out_n * BN, out, acc);
 }
 

@@ -1,131 +1,34 @@
 // TF32 mma.sync, pipelined: the mma_tf32 rung plus a STAGES-deep cp.async pipeline, XOR-swizzled
-// (conflict-free) shared tiles, ldmatrix for the A fragments and 16-byte loads for B.
-//
-// Shared layout, k-tiles of BK = 32 floats (A rows of 128 bytes = 8 chunks of 16 bytes):
-//  - A, row-major (k contiguous, as in global memory), chunk c of row r stored at chunk
-//    c ^ (r % 8). ldmatrix.x4 reads four 8-row x 16-byte blocks; 8 rows of one block sit in 8
-//    different chunk columns: conflict-free. For 32-bit data ldmatrix (a b16 instruction) still
-//    fits: a 16-byte row is 4 TF32 elements and lane (g, t) receives word t of row g, which is the
-//    m16n8k8 A fragment (blocks: rows 0-7 / 8-15 x k 0-3 / 4-7 give a0, a1, a2, a3).
-//  - B, row-major (n contiguous). Its fragment wants B[k][n] with lanes along n = g and k = t, i.e.
-//    transposed relative to ldmatrix's rows, and ldmatrix.trans works on 16-bit halves, so B is
-//    read with plain loads. They are made 16 bytes wide by permuting n: logical column g of n8 tile
-//    4q + jj is actual column 32q + 4g + jj, so one LDS.128 of Bs[k][32q + 4g .. +3] feeds 4 tiles.
-//    The accumulators come back in the same order, so each lane ends up with 8 consecutive
-//    columns per row (two 16-byte stores). Chunk c of row k is stored at chunk c ^ 2(k % 4): a
-//    pass of 8 lanes (2 chunks x 4 rows k = t) then hits 8 distinct chunk columns.
-// The swizzles permute whole 16-byte chunks, so cp.async writes stay 16-byte and conflict-free.
-// TF32 conversion: none. The tensor core reads the top 19 bits of each FP32 word (truncation,
-// as the wgmma rung must do, since its operands go straight from TMA to the tensor core).
+// (conflict-free) shared tiles, ldmatrix for the A fragments and 16-byte loads for B
+// (mma_tf32_tile.cuh: the layout, the fragments and the stores).
 //
 // Tails: copies are predicated with zero fill, stores bounds-checked. 16-byte copies need K and N
 // multiples of 4; otherwise the same kernel with 4-byte copies runs (any shape).
 //
 // SASS: HMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
-#include "mma_mainloop.cuh"
-#include "tensor_ptx.cuh"
+#include "mma_tf32_tile.cuh"
 
 namespace gemm {
 namespace {
 
 using namespace gemm::tensor;
 
-// The stage layout (mma_mainloop.cuh) with the swizzles described above.
-template <MmaSyncConfig C, int VEC>
-struct PipeTile : MmaSyncStages<float, C, VEC> {
-  static constexpr int MT = C.wm / 16;  // m16 tiles per warp
-  static constexpr int NQ = C.wn / 32;  // groups of 4 n8 tiles per warp
-  static_assert(C.bk == 32, "the A swizzle assumes 128-byte rows of A");
-  static_assert(C.wm % 16 == 0 && C.wn % 32 == 0, "warp tile: m16 tiles, groups of 4 n8 tiles");
-
-  __device__ static int a_offset(int row, int k) { return row * C.bk + (k ^ ((row & 7) << 2)); }
-  __device__ static int b_offset(int k, int n) { return k * C.bn + (n ^ ((k & 3) << 3)); }
-};
-
-// P: the PipeTile of a configuration (kernels take their configuration as a type).
+// P: the Tf32PipeTile of a configuration (kernels take their configuration as a type).
 template <typename P>
-__global__ void __launch_bounds__(P::THREADS, P::CONFIG.min_blocks)
+__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     mma_tf32_pipelined_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
-  constexpr MmaSyncConfig CFG = P::CONFIG;
-  constexpr int VEC = P::VEC;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const MmaSyncThread<CFG> th;
-  const int lane = threadIdx.x % 32, g = th.g, t = th.t, wm0 = th.wm0, wn0 = th.wn0;
-
-  float acc[P::MT][4 * P::NQ][4];
-#pragma unroll
-  for (int i = 0; i < P::MT; ++i)
-#pragma unroll
-    for (int j = 0; j < 4 * P::NQ; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-
-  // ldmatrix row address of this lane within an m16 x k8 block: lanes 8j..8j+7 address block j
-  // (j = 0: rows 0-7, k 0-3; 1: rows 8-15, k 0-3; 2: rows 0-7, k 4-7; 3: rows 8-15, k 4-7).
-  const int ld_row = (lane & 7) + ((lane >> 3) & 1) * 8;
-  const int ld_k = (lane >> 4) * 4;
-
-  auto k_tile = [&](const float* as, const float* bs) {
-#pragma unroll
-    for (int kk = 0; kk < CFG.bk; kk += 8) {
-      std::uint32_t a[P::MT][4];
-#pragma unroll
-      for (int i = 0; i < P::MT; ++i)
-        ldmatrix_x4(a[i], smem_addr(as + P::a_offset(wm0 + 16 * i + ld_row, kk + ld_k)));
-      uint4 b0[P::NQ], b1[P::NQ];
-#pragma unroll
-      for (int q = 0; q < P::NQ; ++q) {
-        const int n = wn0 + 32 * q + 4 * g;
-        b0[q] = *reinterpret_cast<const uint4*>(bs + P::b_offset(kk + t, n));
-        b1[q] = *reinterpret_cast<const uint4*>(bs + P::b_offset(kk + t + 4, n));
-      }
-#pragma unroll
-      for (int i = 0; i < P::MT; ++i)
-#pragma unroll
-        for (int q = 0; q < P::NQ; ++q) {
-          const std::uint32_t bq[4][2] = {
-              {b0[q].x, b1[q].x}, {b0[q].y, b1[q].y}, {b0[q].z, b1[q].z}, {b0[q].w, b1[q].w}};
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj) mma_tf32_16x8x8(acc[i][4 * q + jj], a[i], bq[jj]);
-        }
-    }
-  };
-  mma_sync_mainloop<P>(A, B, M, N, K, th.m0, th.n0, 0, (K + CFG.bk - 1) / CFG.bk,
-                       reinterpret_cast<float*>(smem_raw), k_tile);
-
-  // Lane (g, t): rows g and g + 8 of each m16 tile; columns 32q + 8t .. +7 (the n permutation):
-  // c[0] of tiles 4q..4q+3 are columns 8t + 0..3, c[1] columns 8t + 4..7 (c[2], c[3]: row g + 8).
-#pragma unroll
-  for (int i = 0; i < P::MT; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = th.m0 + th.wm0 + 16 * i + th.g + 8 * h;
-      if (row >= M) continue;
-#pragma unroll
-      for (int q = 0; q < P::NQ; ++q) {
-        const int col = th.n0 + th.wn0 + 32 * q + 8 * th.t;
-        const float v[8] = {acc[i][4 * q][2 * h],         acc[i][4 * q + 1][2 * h],
-                            acc[i][4 * q + 2][2 * h],     acc[i][4 * q + 3][2 * h],
-                            acc[i][4 * q][2 * h + 1],     acc[i][4 * q + 1][2 * h + 1],
-                            acc[i][4 * q + 2][2 * h + 1], acc[i][4 * q + 3][2 * h + 1]};
-        float* dst = C + std::size_t(row) * N + col;
-        if (VEC == 4 && col + 7 < N) {  // N % 4 == 0: 16-byte aligned
-          reinterpret_cast<float4*>(dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
-          reinterpret_cast<float4*>(dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (col + e < N) dst[e] = v[e];
-        }
-      }
-    }
+  const MmaSyncThread<P::CONFIG> th;
+  typename P::Acc acc;
+  P::mainloop(acc, A, B, M, N, K, th, 0, (K + P::BK - 1) / P::BK, smem_raw);
+  P::store(acc, C, M, N, th);
 }
 
 template <MmaSyncConfig C>
 void add_config(std::vector<Variant>& out) {
   out.push_back(mma_sync_variant<float, C>("mma_tf32_pipelined",
-                                           mma_tf32_pipelined_kernel<PipeTile<C, 4>>,
-                                           mma_tf32_pipelined_kernel<PipeTile<C, 1>>)
+                                           mma_tf32_pipelined_kernel<Tf32PipeTile<C, 4>>,
+                                           mma_tf32_pipelined_kernel<Tf32PipeTile<C, 1>>)
                     .compute(Compute::tf32)
                     .note("16-byte cp.async when K and N are multiples of 4, 4-byte copies "
                           "otherwise; FP32 inputs truncated to TF32 by the tensor core")
