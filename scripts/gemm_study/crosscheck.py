@@ -39,18 +39,24 @@ def spin_reason(row):
 
 def uneven_residency(row, sm_count):
     """Why achieved occupancy is a timing measurement for this launch, or '': its first wave puts
-    one block more on some SMs than on the others, so the average weighs SMs holding n and n+1
-    blocks by how long each ran (launch facts grid_blocks, blocks_per_sm)."""
+    one block more on some SMs than on the others, or its last wave fills only part of the SMs'
+    block slots, so the average weighs SMs holding different numbers of blocks by how long each
+    ran (launch facts grid_blocks, blocks_per_sm)."""
     blocks, per_sm = _number(row.get("grid_blocks")), _number(row.get("blocks_per_sm"))
     if not (blocks > 0 and per_sm > 0 and sm_count > 0):
         return ""
-    resident = int(min(blocks, per_sm * sm_count))
+    slots = int(per_sm * sm_count)
+    resident = int(min(blocks, slots))
     fuller = resident % int(sm_count)
-    if resident <= sm_count or fuller == 0:
-        return ""
-    fewer = resident // int(sm_count)
-    return (f"uneven first wave: {fuller} of {int(sm_count)} SMs hold {fewer + 1} blocks at once, "
-            f"the others {fewer}")
+    if resident > sm_count and fuller != 0:
+        fewer = resident // int(sm_count)
+        return (f"uneven first wave: {fuller} of {int(sm_count)} SMs hold {fewer + 1} blocks at "
+                f"once, the others {fewer}")
+    last = int(blocks) % slots
+    if blocks > slots and last != 0:
+        return (f"partial last wave: {last} of {slots} block slots ({blocks / slots:.2f} waves), "
+                f"so SMs run out of blocks at different times")
+    return ""
 
 
 def _number(value):

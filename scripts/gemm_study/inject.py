@@ -16,6 +16,7 @@ against; the calibration only aims at it.
 import argparse
 import json
 import math
+import os
 import re
 import shutil
 import sys
@@ -82,11 +83,14 @@ def apply(tree, family, cycles):
 
 
 def remove(tree):
-    """Puts every slowed-down file of the tree back; returns the files restored."""
+    """Puts every slowed-down file of the tree back; returns the files restored. Each restored
+    file is stamped with the current time: the backup kept the original's older time, and a build
+    would take its objects (compiled with the spin) for up to date."""
     restored = []
     for backup in sorted(Path(tree, "kernels").glob(f"*/*{BACKUP}")):
         target = backup.with_name(backup.name[:-len(BACKUP)])
         shutil.move(backup, target)
+        os.utime(target)
         restored.append(target)
     return restored
 

@@ -44,6 +44,20 @@ def test_the_spin_opens_the_kernel_body_and_comes_out_again(tmp_path):
     assert inject.remove(tree) == [path] and path.read_text() == KERNEL
 
 
+def test_a_restored_file_is_newer_than_what_was_built_from_the_spin(tmp_path):
+    """A build after the removal must see the file as changed: the backup kept the original's old
+    time, older than the objects compiled with the spin."""
+    import os
+    import time
+    tree = toy_tree(tmp_path)
+    original = inject.kernel_file(tree, "toy")
+    os.utime(original, (1_000_000, 1_000_000))  # an old checkout
+    path = inject.apply(tree, "toy", 1234)
+    built = time.time()  # the objects with the spin
+    inject.remove(tree)
+    assert path.stat().st_mtime >= built - 1
+
+
 @pytest.mark.parametrize("family", ["warptile", "blocktile_2d", "blocktile_1d"])
 def test_the_default_targets_have_their_own_kernel_and_take_the_spin(tmp_path, family):
     """The recording script's first choices, on copies of this tree's files."""

@@ -157,7 +157,9 @@ def test_a_kernel_that_does_not_spin_must_count_every_instruction_equal():
     # Files written before gemm-bench recorded the fact read as not spinning.
     for cupti in ({**SPINNING, "spins": False}, {k: v for k, v in SPINNING.items() if k != "spins"}):
         table = _crosscheck(cupti, NCU_OF_SPINNING)
-        assert table["warp_inst"]["agree"] is False and table["smem_wavefronts"]["agree"] is False
+        assert table["warp_inst"]["agree"] is False
+        # The hardware wavefront count varies by ~0.01% between launches of any kernel: shown.
+        assert table["smem_wavefronts"]["agree"] is None
 
 
 H100_SMS = 132
@@ -168,7 +170,8 @@ H100_SMS = 132
     (64, 4, ""),      # fewer blocks than SMs: one each
     (1056, 4, ""),    # two whole waves of 4 per SM
     (132, 1, ""),     # one per SM exactly
-    (5000, 2, ""),    # the first wave fills every slot
+    (5000, 2, "partial last wave: 248 of 264 block slots (18.94 waves)"),  # first wave full
+    (528, 2, ""),     # two whole waves
 ])
 def test_uneven_first_wave_is_derived_from_the_launch(blocks, per_sm, uneven):
     reason = crosscheck.uneven_residency({"grid_blocks": blocks, "blocks_per_sm": per_sm}, H100_SMS)
@@ -309,7 +312,8 @@ COMMITTED = __import__("pathlib").Path(__file__).resolve().parents[2] / "reports
 @pytest.mark.parametrize("with_reader", [True, False])
 def test_the_committed_1024_cross_check_holds_under_the_rule(tmp_path, monkeypatch, with_reader):
     """The committed H100 run, reread: its six misses were five L2 sector hit rates above 100% on one
-    side (now shown) and one occupancy of an uneven first wave (derived from the recorded grid)."""
+    side (now shown) and one occupancy of an uneven first wave (derived from the recorded grid);
+    occupancies of grids with a partial last wave are shown too."""
     import json
 
     import ncu_crosscheck
@@ -321,9 +325,12 @@ def test_the_committed_1024_cross_check_holds_under_the_rule(tmp_path, monkeypat
         pytest.skip(ncu_report_reader.load_module()[1])
     assert ncu_crosscheck.main(["--reread", str(COMMITTED), "--out", str(tmp_path)]) == 0
     text = (tmp_path / "ncu_crosscheck.md").read_text()
-    assert "1188 of 1188 required agreements hold (70 benchmarks)." in text
+    assert "1141 of 1141 required agreements hold (70 benchmarks)." in text
     table = json.loads((tmp_path / "ncu_crosscheck.json").read_text())
-    assert {c["benchmark"].split("/")[2] for c in table["classified"]} == {"blocktile_1d", "tuned"}
+    classified = {c["benchmark"].split("/")[2] for c in table["classified"]}
+    assert {"blocktile_1d", "tuned"} <= classified  # the uneven first waves of that run
+    assert all(c["why"].startswith(("uneven first wave", "partial last wave"))
+               for c in table["classified"])
     assert [s["report"] for s in table["sessions"]] == ["ncu_1024x1024x1024.ncu-rep",
                                                          "ncu_1024x1024x1024_cache.ncu-rep"]
 
