@@ -72,8 +72,8 @@ TEST(Registry, EveryVariantHasKnownTagsAndAKindTag) {
     EXPECT_FALSE(v.tags.empty()) << v.name();
     for (const auto& t : v.tags) EXPECT_TRUE(tag::is_known_tag(t)) << v.name() << ": " << t;
     const int kinds = v.has_tag(tag::seed) + v.has_tag(tag::ladder) + v.has_tag(tag::tensor_core) +
-                      v.has_tag(tag::reference);
-    EXPECT_EQ(kinds, 1) << v.name() << ": exactly one of seed, ladder, tensor_core, reference";
+                      v.has_tag(tag::reference) + v.has_tag(tag::shapes);
+    EXPECT_EQ(kinds, 1) << v.name() << ": exactly one of seed, ladder, tensor_core, reference, shapes";
   }
 }
 
@@ -153,7 +153,7 @@ TEST(Registry, EveryVariantStartsWithItsLevelTag) {
   std::set<std::string> levels;
   for (const ManifestLine& line : manifest_lines()) levels.insert(line.level);
   EXPECT_EQ(levels, (std::set<std::string>{tag::reference, tag::cpu, tag::seed, tag::ladder,
-                                           tag::tensor_core}));
+                                           tag::tensor_core, tag::shapes}));
   for (const auto& v : all_variants()) {
     ASSERT_FALSE(v.tags.empty()) << v.name();
     EXPECT_TRUE(levels.count(v.tags.front())) << v.name() << ": first tag " << v.tags.front();
@@ -168,7 +168,9 @@ TEST(Registry, RepresentativesAndSweepInstancesCarryTheirRolesTags) {
   for (const auto& v : all_variants()) {
     const std::string what = to_string(v.precision) + "/" + v.name();
     if (!is_rung(v)) {
-      EXPECT_EQ(v.role, Role::none) << what;
+      // Off the ladders a variant has no representative; sweep instances are tagged for tuning.
+      EXPECT_NE(v.role, Role::representative) << what;
+      EXPECT_EQ(v.has_tag(tag::tuning), v.role == Role::sweep) << what;
       continue;
     }
     ASSERT_NE(v.role, Role::none) << what << ": a rung's variant is its representative or a sweep";
@@ -214,9 +216,11 @@ TEST(Registry, VariantsThatPollMbarriersSaySo) {
   for (const auto& c : tuned_configurations())
     tuned_spins[c.precision] = tuned_spins[c.precision] || c.spins;
   for (const auto& v : all_variants()) {
+    // Split schedules whose blocks wait for each other poll a counter as well.
     const bool mbar = v.params.find("mbar:1") != std::string::npos ||
                       v.family.rfind("wgmma", 0) == 0 ||
-                      (v.family == "tuned" && v.params.empty() && tuned_spins[v.precision]);
+                      (v.family == "tuned" && v.params.empty() && tuned_spins[v.precision]) ||
+                      v.family == "gemv";
     EXPECT_EQ(v.spins, mbar) << to_string(v.precision) << "/" << v.name();
     spinning += v.spins ? 1 : 0;
   }

@@ -1,0 +1,48 @@
+// The families for shapes beyond large squares, as the registry lists them (no GPU needed): their
+// workspace sizes follow from the split, their launch plans from the tiles and slices.
+#include <gtest/gtest.h>
+
+#include "registry.h"
+#include "tags.h"
+#include "variant.h"
+
+namespace gemm {
+namespace {
+
+const Variant& variant(const std::string& name, Precision p) {
+  for (const auto& v : all_variants())
+    if (v.name() == name && v.precision == p) return v;
+  throw std::runtime_error("no variant " + name);
+}
+
+TEST(ShapesRegistry, GemvTakesAtMostSixteenRowsAndSaysWhy) {
+  const Variant& v = variant("gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32);
+  EXPECT_FALSE(v.can_implement({16, 4096, 4096}, DeviceLimits{}));
+  const auto why = v.can_implement({17, 4096, 4096}, DeviceLimits{});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("M > 16"), std::string::npos) << *why;
+}
+
+TEST(ShapesRegistry, GemvWithKSlicesKeepsOneMatrixPerSlice) {
+  // ks:16: K = 4096 in units of 4 warps x 4 rows: 256 units, 16 slices; N = 4096 in columns of
+  // 128: 32 column blocks, 2 counters each (256 bytes), then 16 slices of 16 x 4096 floats.
+  const Variant& v = variant("gemv/warps:4/vectors:1/unroll:4/ks:16", Precision::fp32);
+  EXPECT_EQ(v.workspace_bytes({16, 4096, 4096}), 256u + 16u * 16 * 4096 * 4);
+  const LaunchPlan p = v.plan({16, 4096, 4096});
+  EXPECT_EQ(p.grid.x, 32);
+  EXPECT_EQ(p.grid.y, 16);
+}
+
+TEST(ShapesRegistry, EveryShapesVariantIsAKernelWithItsLevelTag) {
+  int found = 0;
+  for (const auto& v : all_variants()) {
+    if (!v.has_tag(tag::shapes)) continue;
+    ++found;
+    EXPECT_EQ(v.backend, Backend::cuda_kernel) << v.name();
+    EXPECT_EQ(v.tags.front(), tag::shapes) << v.name();
+  }
+  EXPECT_GT(found, 0);
+}
+
+}  // namespace
+}  // namespace gemm

@@ -1,0 +1,141 @@
+// The kernels for shapes beyond large squares (kernels/shapes/) and the dispatcher
+// (kernels/dispatch/): split sums that are the same bit for bit in every run, workspaces whose
+// counters every run leaves at zero, the workspace contract's refusals, each schedule's both
+// ways of finishing a tile, and the counters that follow from a split (the partial tiles'
+// stores, the grid's waves). Every variant also runs the generic correctness suite
+// (correctness_test.cpp) at its odd shapes and tails.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "counter_test_support.h"
+#include "cuda_check.h"
+#include "gpu_test_support.h"
+
+namespace gemm::test {
+namespace {
+
+// The workspace a variant asks for at a shape, zeroed (the contract's starting state).
+struct Scratch {
+  DeviceBuffer buffer;
+  std::size_t bytes = 0;
+  Scratch(const Variant& v, const GemmShape& s) : bytes(v.workspace_bytes(s)) {
+    if (bytes == 0) return;
+    buffer = DeviceBuffer(bytes);
+    GEMM_CUDA_CHECK(cudaMemset(buffer.get(), 0, bytes));
+  }
+};
+
+Operands operands_of(TestData& d, Scratch& w) {
+  Operands ops{d.dev_a.get(), d.dev_b.get(), d.dev_c.get(), d.shape};
+  ops.workspace = w.buffer.get();
+  ops.workspace_bytes = w.bytes;
+  return ops;
+}
+
+std::vector<unsigned char> run_once(const Variant& v, TestData& d, Scratch& w) {
+  GEMM_CUDA_CHECK(cudaMemsetAsync(d.dev_c.get(), 0xFF, d.dev_c.bytes(), test_stream()));
+  v.run(operands_of(d, w), test_stream());
+  GEMM_CUDA_CHECK(cudaStreamSynchronize(test_stream()));
+  std::vector<unsigned char> c(d.dev_c.bytes());
+  GEMM_CUDA_CHECK(cudaMemcpy(c.data(), d.dev_c.get(), c.size(), cudaMemcpyDeviceToHost));
+  return c;
+}
+
+struct Case {
+  const char* variant;
+  Precision precision;
+  GemmShape shape;
+};
+
+// Shapes with tails in M, N and K where the split is real: the K slices from the device (the
+// grid resident at once: every slice's block sums a share) and fixed (more blocks than the GPU
+// holds at M = 16: the last slice to arrive sums).
+const std::vector<Case> kSplitCases = {
+    {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32, {1, 4100, 4097}},
+    {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp64, {13, 1000, 5000}},
+    {"gemv/warps:4/vectors:1/unroll:4/ks:16", Precision::fp32, {16, 4096, 4096}},
+    {"gemv/warps:8/vectors:1/unroll:4/ks:0", Precision::fp32, {8, 14336, 4096}},
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = to_string(info.param.precision) + "_" + info.param.variant + "_" +
+                     info.param.shape.to_string();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+class SplitSums : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SplitSums, AreCorrectAndTheSameBitForBitInEveryRun) {
+  GEMM_REQUIRE_GPU();
+  const Case& c = GetParam();
+  const Variant& v = find_variant(c.variant, c.precision);
+  if (auto refused = check_launch(v, c.shape, device().limits)) GTEST_SKIP() << *refused;
+  ASSERT_GT(v.workspace_bytes(c.shape), 0u) << "the case must split its sums";
+  TestData& d = test_data(c.precision, c.shape);
+  Scratch w(v, c.shape);
+  const std::vector<unsigned char> first = run_once(v, d, w);
+  const Verification r = verify(v.precision, first.data(), d.ref(),
+                                verification_tolerance(v.unit_roundoff, c.shape.k));
+  EXPECT_EQ(r.unwritten, 0);
+  EXPECT_TRUE(r.passed) << "max_rel_err " << r.max_rel_err << " > " << r.tolerance;
+  for (int run = 0; run < 3; ++run)
+    EXPECT_EQ(std::memcmp(first.data(), run_once(v, d, w).data(), first.size()), 0)
+        << "run " << run + 2 << " differs from the first";
+}
+
+TEST_P(SplitSums, LeaveTheirCountersAtZero) {
+  GEMM_REQUIRE_GPU();
+  const Case& c = GetParam();
+  const Variant& v = find_variant(c.variant, c.precision);
+  if (auto refused = check_launch(v, c.shape, device().limits)) GTEST_SKIP() << *refused;
+  TestData& d = test_data(c.precision, c.shape);
+  Scratch w(v, c.shape);
+  run_once(v, d, w);
+  // The counters come first in the workspace (shapes/split_launch.cuh), 2 per output tile (per
+  // column block for gemv); a run must leave every one at zero for the next (variant.h).
+  const std::int64_t tiles =
+      v.family == "gemv"
+          ? (c.shape.n + 32 * param(v, "vectors") * 16 / std::int64_t(element_size(c.precision)) - 1) /
+                (32 * param(v, "vectors") * 16 / std::int64_t(element_size(c.precision)))
+          : ((c.shape.m + param(v, "bm") - 1) / param(v, "bm")) *
+                ((c.shape.n + param(v, "bn") - 1) / param(v, "bn"));
+  std::vector<unsigned> counters(std::size_t(2 * tiles));
+  ASSERT_LE(counters.size() * sizeof(unsigned), w.bytes);
+  GEMM_CUDA_CHECK(cudaMemcpy(counters.data(), w.buffer.get(), counters.size() * sizeof(unsigned),
+                             cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < counters.size(); ++i) ASSERT_EQ(counters[i], 0u) << "counter " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(CorrectnessSplit, SplitSums, ::testing::ValuesIn(kSplitCases), case_name);
+
+// The same at sizes compute-sanitizer's racecheck takes in seconds (scripts/sanitize.sh with
+// SANITIZE_FILTER=CorrectnessSplitTails/*): tails everywhere, slices that all finish in one
+// block or every block.
+const std::vector<Case> kSanitizerCases = {
+    {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32, {5, 300, 1001}},
+    {"gemv/warps:4/vectors:1/unroll:4/ks:4", Precision::fp64, {3, 260, 1000}},
+};
+INSTANTIATE_TEST_SUITE_P(CorrectnessSplitTails, SplitSums, ::testing::ValuesIn(kSanitizerCases),
+                         case_name);
+
+TEST(CorrectnessWorkspace, AMissingWorkspaceIsRefusedWithItsSizeNotACrash) {
+  GEMM_REQUIRE_GPU();
+  const Case& c = kSplitCases.front();
+  const Variant& v = find_variant(c.variant, c.precision);
+  if (auto refused = check_launch(v, c.shape, device().limits)) GTEST_SKIP() << *refused;
+  TestData& d = test_data(c.precision, c.shape);
+  const Operands ops{d.dev_a.get(), d.dev_b.get(), d.dev_c.get(), d.shape};
+  try {
+    v.run(ops, test_stream());
+    FAIL() << "ran without the workspace it needs";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a workspace of"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gemm::test
