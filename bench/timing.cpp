@@ -69,7 +69,7 @@ double median(std::vector<double> values) {
 }
 
 int launches_per_iteration(double single_launch_ms) {
-  constexpr double kMinIterationMs = 0.2;
+  constexpr double kMinIterationMs = 1.0;
   if (!(single_launch_ms > 0)) return 1;
   return int(std::clamp(std::ceil(kMinIterationMs / single_launch_ms), 1.0, 1000.0));
 }

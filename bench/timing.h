@@ -59,8 +59,9 @@ struct TimingResult {
 
 double median(std::vector<double> values);
 
-// Launches per timed iteration so an iteration lasts at least ~0.2 ms: CUDA events resolve
-// about 0.5 us, so tiny kernels are batched and the time divided by the batch.
+// Launches per timed iteration so an iteration (a sample) lasts at least ~1 ms: CUDA events
+// resolve about 0.5 us and NVML's clock is read once per sample, so tiny kernels are batched and
+// the time divided by the batch (it also keeps the samples a results file holds to a few hundred).
 int launches_per_iteration(double single_launch_ms);
 
 // Runs `launch` until the policy is met; `nvml` may be unavailable (then no settling).
