@@ -63,38 +63,18 @@ struct Gemv {
     return p;
   }
   static SplitWorkspace workspace(const GemmShape& s, int ks) {
-    const SplitK k = split(s, ks);
-    SplitWorkspace w;
-    w.tiles = column_blocks(s);
-    w.partial_bytes = k.slices > 1 ? std::size_t(k.slices) * s.m * s.n * sizeof(T) : 0;
-    return w;
+    return matrix_split_workspace<T>(column_blocks(s), split(s, ks).slices, s);
   }
 
   template <int MT, bool ALIGNED>
   static void run_instance(const Operands& ops, cudaStream_t stream, int ks) {
     const GemmShape& s = ops.shape;
     const SplitK k = split(s, ks);
-    const LaunchPlan p = plan(s, ks);
-    const SplitWorkspace w = workspace(s, ks);
-    require_workspace(ops, w.bytes(), "gemv");
-    MatrixShares<T> shares{nullptr, s.m * s.n, int(s.n), k.slices, 0, 0};
-    unsigned* counters = nullptr;
-    if (k.slices > 1) {
-      shares.base = w.partials<T>(ops.workspace);
-      counters = SplitWorkspace::counters(ops.workspace);
-    }
-    const bool all_blocks = k.slices > 1 && p.grid.count() <= resident_blocks(p.kernel, S1::THREADS, p.dynamic_smem_bytes);
-    auto* kernel = gemv_kernel<GemvShape<T, C, MT>, ALIGNED>;
-    const auto* a = static_cast<const T*>(ops.a);
-    const auto* b = static_cast<const T*>(ops.b);
-    auto* c = static_cast<T*>(ops.c);
-    const int k_slice = k.per_slice * S1::K_UNIT;
-    if (all_blocks)
-      launch_cooperative(p, stream, kernel, a, b, c, int(s.m), int(s.n), int(s.k), k_slice,
-                         shares, counters, true);
-    else
-      launch(p, stream, kernel, a, b, c, int(s.m), int(s.n), int(s.k), k_slice, shares,
-             counters, false);
+    const MatrixSplit<T> w = matrix_split<T>(ops, workspace(s, ks), k.slices, "gemv");
+    launch_split(plan(s, ks), stream, gemv_kernel<GemvShape<T, C, MT>, ALIGNED>, k.slices > 1,
+                 static_cast<const T*>(ops.a), static_cast<const T*>(ops.b),
+                 static_cast<T*>(ops.c), int(s.m), int(s.n), int(s.k), k.per_slice * S1::K_UNIT,
+                 w.shares, w.counters);
   }
   template <bool ALIGNED>
   static void run_aligned(const Operands& ops, cudaStream_t stream, int ks) {

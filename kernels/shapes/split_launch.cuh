@@ -93,4 +93,49 @@ inline void require_workspace(const Operands& ops, std::size_t bytes, const char
                                 " (Operands::workspace)");
 }
 
+// The workspace of K cut into `slices` (one M x N matrix of T each) over `tiles` tiles; none for
+// one slice.
+template <typename T>
+SplitWorkspace matrix_split_workspace(std::int64_t tiles, int slices, const GemmShape& s) {
+  SplitWorkspace w;
+  w.tiles = tiles;
+  w.partial_bytes = slices > 1 ? std::size_t(slices) * s.m * s.n * sizeof(T) : 0;
+  return w;
+}
+
+// What the kernels of such a split take from the workspace: the slices' matrices and the tile
+// counters (none for one slice: the blocks store C).
+template <typename T>
+struct MatrixSplit {
+  MatrixShares<T> shares;
+  unsigned* counters = nullptr;
+};
+template <typename T>
+MatrixSplit<T> matrix_split(const Operands& ops, const SplitWorkspace& w, int slices,
+                            const char* family) {
+  require_workspace(ops, w.bytes(), family);
+  const GemmShape& s = ops.shape;
+  MatrixSplit<T> m{{nullptr, s.m * s.n, int(s.n), slices, 0, 0}, nullptr};
+  if (slices > 1) {
+    m.shares.base = w.partials<T>(ops.workspace);
+    m.counters = SplitWorkspace::counters(ops.workspace);
+  }
+  return m;
+}
+
+// Launches a split's kernel; `all_blocks` (its blocks wait for each other) when the grid fits on
+// the device at once, and then cooperatively, which the driver refuses otherwise. The kernel's
+// last argument says which.
+template <typename... KernelArgs, typename... Args>
+void launch_split(const LaunchPlan& plan, cudaStream_t stream, void (*kernel)(KernelArgs...),
+                  bool split, Args... args) {
+  const bool all_blocks =
+      split && plan.grid.count() <=
+                   resident_blocks(plan.kernel, int(plan.block.count()), plan.dynamic_smem_bytes);
+  if (all_blocks)
+    launch_cooperative(plan, stream, kernel, args..., true);
+  else
+    launch(plan, stream, kernel, args..., false);
+}
+
 }  // namespace gemm::shapes

@@ -220,7 +220,7 @@ TEST(Registry, VariantsThatPollMbarriersSaySo) {
     const bool mbar = v.params.find("mbar:1") != std::string::npos ||
                       v.family.rfind("wgmma", 0) == 0 ||
                       (v.family == "tuned" && v.params.empty() && tuned_spins[v.precision]) ||
-                      v.family == "gemv";
+                      v.family == "gemv" || v.family == "split_k" || v.family == "split_k_mma";
     EXPECT_EQ(v.spins, mbar) << to_string(v.precision) << "/" << v.name();
     spinning += v.spins ? 1 : 0;
   }

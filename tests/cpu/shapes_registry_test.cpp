@@ -15,6 +15,30 @@ const Variant& variant(const std::string& name, Precision p) {
   throw std::runtime_error("no variant " + name);
 }
 
+const std::string kSplitWide =
+    "split_k/bm:128/bn:128/bk:32/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:2/mbar:1/slices:";
+
+TEST(ShapesRegistry, SplitKWorkspaceHoldsTheCountersAndOneMatrixPerSlice) {
+  // 256 x 256 in 128 x 128 tiles: 4 tiles, 2 counters each (32 bytes, padded to 256), then
+  // 4 slices of a 256 x 256 FP32 matrix.
+  const GemmShape s{256, 256, 4096};
+  EXPECT_EQ(variant(kSplitWide + "4", Precision::fp32).workspace_bytes(s),
+            256u + 4u * 256 * 256 * 4);
+  // One slice needs no workspace: the blocks store C themselves.
+  EXPECT_EQ(variant(kSplitWide + "1", Precision::fp32).workspace_bytes(s), 0u);
+  // 16 slices asked of 4 k-tiles (K = 128, BK = 32) are 4 slices.
+  EXPECT_EQ(variant(kSplitWide + "16", Precision::fp32).workspace_bytes({256, 256, 128}),
+            256u + 4u * 256 * 256 * 4);
+}
+
+TEST(ShapesRegistry, SplitKGridIsTilesTimesSlices) {
+  const LaunchPlan p = variant(kSplitWide + "8", Precision::fp32).plan({300, 260, 8192});
+  EXPECT_EQ(p.grid.x, 3);  // ceil(260 / 128)
+  EXPECT_EQ(p.grid.y, 3);  // ceil(300 / 128)
+  EXPECT_EQ(p.grid.z, 8);
+  EXPECT_EQ(p.block.x, 256);
+}
+
 TEST(ShapesRegistry, GemvTakesAtMostSixteenRowsAndSaysWhy) {
   const Variant& v = variant("gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32);
   EXPECT_FALSE(v.can_implement({16, 4096, 4096}, DeviceLimits{}));

@@ -1,6 +1,6 @@
 // Counter claims of the split schedules, each against a value derived from the split (never
 // copied from a run): the global stores a split adds (one partial tile per slice, the final
-// tile once, the tile counters' resets).
+// tile once, the tile counters' resets), and the SMs a split keeps busy.
 #include <gtest/gtest.h>
 
 #include "counter_test_support.h"
@@ -15,6 +15,38 @@ namespace {
 double resets_per_tile(const CounterValues& c) {
   const bool all_resident = c.at("grid_blocks") <= c.at("blocks_per_sm") * device().sm_count;
   return all_resident ? 2 : 1;
+}
+
+const std::string kSplitWide =
+    "split_k/bm:128/bn:128/bk:32/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:2/mbar:1/slices:";
+
+TEST(CountersShapes, SplitKStoresEverySlicesPartialTileAndCOnce) {
+  GEMM_REQUIRE_COUNTERS();
+  // 256 x 256 in 128 x 128 tiles, K = 4096 in 4 slices: 16 blocks. Stores: each slice's whole
+  // partial tile (16-byte chunks, full sectors), C once, and each tile's counters set back.
+  const GemmShape s{256, 256, 4096};
+  const int slices = 4, tiles = 4;
+  const double tile_sectors = double(s.m) * s.n * 4 / 32;
+  const CounterValues split = measure(kSplitWide + std::to_string(slices), Precision::fp32, s);
+  expect_count(split.at("grid_blocks"), tiles * slices, "split-K grid_blocks");
+  expect_count(split.at("gst_sectors"), (slices + 1) * tile_sectors + resets_per_tile(split) * tiles,
+               "split-K gst_sectors");
+  // One slice: the blocks store C themselves, nothing else.
+  const CounterValues whole = measure(kSplitWide + "1", Precision::fp32, s);
+  expect_count(whole.at("gst_sectors"), tile_sectors, "unsplit gst_sectors");
+}
+
+TEST(CountersShapes, SplittingOneTileKeepsEverySmBusy) {
+  GEMM_REQUIRE_COUNTERS();
+  // 128 x 128 x 65536: one output tile. Unsplit, one block runs and every other SM has no work
+  // (the least busy SM's active cycles are 0); split to fill the device, every SM gets a slice.
+  const GemmShape s{128, 128, 65536};
+  const CounterValues whole = measure(kSplitWide + "1", Precision::fp32, s);
+  expect_count(whole.at("grid_blocks"), 1, "unsplit grid_blocks");
+  EXPECT_EQ(whole.at("sm_active_cycles_min"), 0) << "one block: the other SMs idle";
+  const CounterValues split = measure(kSplitWide + "0", Precision::fp32, s);
+  EXPECT_GE(split.at("grid_blocks"), device().sm_count) << "a slice for every SM";
+  EXPECT_GT(split.at("sm_active_cycles_min"), 0) << "every SM ran a slice";
 }
 
 TEST(CountersShapes, GemvStoresEachSlicesPartialSumsOnce) {

@@ -49,10 +49,25 @@ struct Case {
   GemmShape shape;
 };
 
-// Shapes with tails in M, N and K where the split is real: the K slices from the device (the
-// grid resident at once: every slice's block sums a share) and fixed (more blocks than the GPU
-// holds at M = 16: the last slice to arrive sums).
+// Shapes with tails in M, N and K where the split is real: one tile with many slices (the grid
+// resident at once: every slice's block sums a share), many tiles with a fixed split (more blocks
+// than the GPU holds: the last slice to arrive sums), decode rows, and a partial last wave for
+// stream-K.
 const std::vector<Case> kSplitCases = {
+    {"split_k/bm:128/bn:128/bk:32/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:2/mbar:1/slices:0",
+     Precision::fp32, {130, 70, 8195}},
+    {"split_k/bm:64/bn:128/bk:16/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:3/slices:16",
+     Precision::fp32, {1000, 1003, 700}},
+    {"split_k/bm:64/bn:64/bk:8/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:4/slices:0",
+     Precision::fp64, {67, 129, 4097}},
+    {"split_k_mma/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3/slices:0", Precision::fp32,
+     {130, 70, 8196}},
+    {"split_k_mma/bm:32/bn:128/bk:16/wm:16/wn:64/stages:4/slices:0", Precision::fp64,
+     {31, 300, 4097}},
+    {"stream_k/bm:128/bn:128/bk:32/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:2/mbar:1",
+     Precision::fp32, {2300, 2052, 1030}},
+    {"stream_k/mma:1/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64,
+     {2300, 2052, 1030}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32, {1, 4100, 4097}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp64, {13, 1000, 5000}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:16", Precision::fp32, {16, 4096, 4096}},
@@ -114,8 +129,20 @@ INSTANTIATE_TEST_SUITE_P(CorrectnessSplit, SplitSums, ::testing::ValuesIn(kSplit
 
 // The same at sizes compute-sanitizer's racecheck takes in seconds (scripts/sanitize.sh with
 // SANITIZE_FILTER=CorrectnessSplitTails/*): tails everywhere, slices that all finish in one
-// block or every block.
+// block or every block, stream-K sharing every tile.
 const std::vector<Case> kSanitizerCases = {
+    {"split_k/bm:128/bn:128/bk:32/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:2/mbar:1/slices:0",
+     Precision::fp32, {131, 67, 1030}},
+    {"split_k/bm:64/bn:128/bk:16/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:3/slices:4",
+     Precision::fp32, {300, 270, 190}},
+    {"split_k_mma/bm:64/bn:128/bk:32/wm:32/wn:64/stages:4/slices:0", Precision::fp32,
+     {70, 300, 1001}},
+    {"split_k_mma/bm:64/bn:64/bk:16/wm:32/wn:32/stages:4/slices:0", Precision::fp64,
+     {70, 130, 1001}},
+    {"stream_k/bm:128/bn:128/bk:32/wm:32/wn:64/tm:8/tn:8/stages:3/group:0/minb:2/mbar:1",
+     Precision::fp32, {700, 700, 2000}},
+    {"stream_k/mma:1/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3", Precision::fp32,
+     {700, 699, 2001}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32, {5, 300, 1001}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:4", Precision::fp64, {3, 260, 1000}},
 };
