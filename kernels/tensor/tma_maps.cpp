@@ -31,12 +31,12 @@ EncodeTiled encode_tiled() {
   return fn;
 }
 
-// A row-major rows x cols FP32 matrix, boxes of box_rows x box_cols, 128-byte swizzle (box_cols
-// * 4 must be <= 128), zeros outside the matrix.
-CUtensorMap encode_2d(const float* base, int rows, int cols, int box_rows, int box_cols) {
+// A row-major rows x cols FP32 matrix with rows ld floats apart, boxes of box_rows x box_cols,
+// 128-byte swizzle (box_cols * 4 must be <= 128), zeros outside the matrix.
+CUtensorMap encode_2d(const float* base, int rows, int cols, int ld, int box_rows, int box_cols) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(cols) * sizeof(float)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(float)};
   const cuuint32_t box[2] = {cuuint32_t(box_cols), cuuint32_t(box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   const CUresult r = encode_tiled()(
@@ -54,16 +54,17 @@ CUtensorMap encode_2d(const float* base, int rows, int cols, int box_rows, int b
 
 // Encoding is host-only and cheap (no driver round trip, a few hundred nanoseconds), but it is
 // per launch; the cache keeps a timed loop to launches only.
-const TmaMapPair& tma_maps_for(int bm, int bk, const float* A, const float* B, int M, int N, int K) {
-  using Key = std::tuple<int, int, const float*, const float*, int, int, int>;
+const TmaMapPair& tma_maps_for(int bm, int bk, const float* A, int lda, const float* B, int ldb,
+                               int M, int N, int K) {
+  using Key = std::tuple<int, int, const float*, int, const float*, int, int, int, int>;
   static std::mutex mutex;
   static std::map<Key, TmaMapPair> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  const Key key{bm, bk, A, B, M, N, K};
+  const Key key{bm, bk, A, lda, B, ldb, M, N, K};
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() > 256) cache.clear();  // bounded: a sweep touches few (pointer, shape) pairs
-  TmaMapPair maps{encode_2d(A, M, K, bm, bk), encode_2d(B, K, N, bk, 32)};
+  TmaMapPair maps{encode_2d(A, M, K, lda, bm, bk), encode_2d(B, K, N, ldb, bk, 32)};
   return cache.emplace(key, maps).first->second;
 }
 

@@ -12,7 +12,10 @@ struct TmaMapPair {
   CUtensorMap b;  // B (K x N): boxes of bk rows x 32 columns
 };
 
-// The maps for one launch. Throws std::runtime_error when the driver refuses the encoding.
-const TmaMapPair& tma_maps_for(int bm, int bk, const float* A, const float* B, int M, int N, int K);
+// The maps for one launch: A (M x K) with rows lda floats apart, B (K x N) with rows ldb floats
+// apart (lda, ldb: multiples of 4, TMA's 16-byte strides; elements past K and N read as zeros).
+// Throws std::runtime_error when the driver refuses the encoding.
+const TmaMapPair& tma_maps_for(int bm, int bk, const float* A, int lda, const float* B, int ldb,
+                               int M, int N, int K);
 
 }  // namespace gemm::tensor

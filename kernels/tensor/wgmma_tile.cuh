@@ -18,6 +18,7 @@
 #include "launch.cuh"
 #include "sm90a_ptx.cuh"
 #include "tma_maps.h"
+#include "tma_padded.cuh"
 
 namespace gemm::tensor {
 
@@ -197,8 +198,9 @@ using WgKernel = void (*)(const float*, const float*, float*, int, int, int, CUt
                           CUtensorMap);
 
 // The facts the wgmma rungs share: the block tile's parameters (then the family's `more`), FP32
-// storage with TF32 arithmetic, outputs per thread counted over the consumers, the C^T note, and
-// the preconditions (sm_90a code on a 9.0 device, TMA's 16-byte row strides).
+// storage with TF32 arithmetic, outputs per thread counted over the consumers, the C^T note, the
+// workspace of the padded copies any K or N needs, and the precondition (sm_90a code on a 9.0
+// device).
 inline VariantBuilder wgmma_variant(const std::string& family, const WgmmaTmaConfig& tile,
                                     std::vector<Param> more = {}) {
   std::vector<Param> fields = {
@@ -211,17 +213,13 @@ inline VariantBuilder wgmma_variant(const std::string& family, const WgmmaTmaCon
       .outputs_per_thread(double(tile.bm) * tile.bn / (tile.consumers() * 128))
       .note("computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
             "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "
-            "outputs per thread counted per tile over the consumer warpgroups")
-      .precondition([](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
+            "outputs per thread counted per tile over the consumer warpgroups; K or N not a "
+            "multiple of 4: A (B and C) copied to 16-byte row strides first, in the time")
+      .workspace([](const GemmShape& s) { return TmaPadding(s).bytes(); })
+      .precondition([](const GemmShape&, const DeviceLimits& d) -> std::optional<std::string> {
         if (d.cc_major != 9 || d.cc_minor != 0)
           return "sm_90a code runs on compute capability 9.0 only (this device: " +
                  std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ")";
-        if (s.k % 4 != 0)
-          return std::string("K % 4 != 0: TMA needs the row stride of A (K floats) to be a "
-                             "multiple of 16 bytes");
-        if (s.n % 4 != 0)
-          return std::string("N % 4 != 0: TMA needs the row stride of B (N floats) to be a "
-                             "multiple of 16 bytes");
         return std::nullopt;
       });
   return b;
@@ -241,12 +239,13 @@ inline KernelLaunch wgmma_launch(const WgmmaTmaConfig& tile,
     return p;
   };
   l.run = [plan = l.plan, bm = tile.bm, kernel](const Operands& ops, cudaStream_t stream) {
-    const auto* a = static_cast<const float*>(ops.a);
-    const auto* b = static_cast<const float*>(ops.b);
+    // Rows of A or B not a multiple of 16 bytes: padded copies first (tma_padded.cuh). The
+    // kernel then stores a C with rows ldc apart (ldc >= N; the columns past N are zeros).
+    const TmaOperands t = tma_operands(ops, stream);
     const int m = int(ops.shape.m), n = int(ops.shape.n), k = int(ops.shape.k);
-    const TmaMapPair& maps = tma_maps_for(bm, WgmmaTmaConfig::bk, a, b, m, n, k);
-    launch(plan(ops.shape), stream, kernel, a, b, static_cast<float*>(ops.c), m, n, k, maps.a,
-           maps.b);
+    const TmaMapPair& maps = tma_maps_for(bm, WgmmaTmaConfig::bk, t.a, t.lda, t.b, t.ldb, m, n, k);
+    launch(plan(ops.shape), stream, kernel, t.a, t.b, t.c, m, t.ldc, k, maps.a, maps.b);
+    finish_tma_operands(t, ops, stream);
   };
   return l;
 }

@@ -38,7 +38,8 @@
 // the other's wgmmas run.
 //
 // Tails: TMA zero-fills outside the tensor (M, N, K tails), stores are bounds-checked. TMA needs
-// 16-byte row strides, hence K % 4 == 0 and N % 4 == 0 (refused otherwise, by the variant).
+// 16-byte row strides: where K or N is not a multiple of 4 the variant runs on copies of A (B
+// and C) with padded rows in the workspace (tma_padded.cuh), the copies inside its time.
 //
 // SASS: HGMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
 #include "wgmma_tile.cuh"

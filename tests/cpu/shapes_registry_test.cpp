@@ -57,6 +57,21 @@ TEST(ShapesRegistry, GemvWithKSlicesKeepsOneMatrixPerSlice) {
   EXPECT_EQ(p.grid.y, 16);
 }
 
+TEST(ShapesRegistry, WgmmaTakesAnyKAndNThroughPaddedCopies) {
+  DeviceLimits hopper;
+  hopper.cc_major = 9;
+  for (const auto& v : all_variants()) {
+    if (v.family.rfind("wgmma", 0) != 0 || v.param_fields.empty()) continue;  // not built here
+    // K % 4 != 0: A copied with rows of 4096 floats (64 MiB), B and C as they are.
+    EXPECT_FALSE(v.can_implement({4096, 4096, 4093}, hopper)) << v.name();
+    EXPECT_EQ(v.workspace_bytes({4096, 4096, 4093}), 4096u * 4096 * 4) << v.name();
+    // N % 4 != 0: B (64 x 132) and C (128 x 132) copied, each 256-byte aligned; K whole.
+    EXPECT_EQ(v.workspace_bytes({128, 130, 64}), 64u * 132 * 4 + 128u * 132 * 4) << v.name();
+    // Aligned: nothing to copy.
+    EXPECT_EQ(v.workspace_bytes({4096, 4096, 4096}), 0u) << v.name();
+  }
+}
+
 TEST(ShapesRegistry, EveryShapesVariantIsAKernelWithItsLevelTag) {
   int found = 0;
   for (const auto& v : all_variants()) {
