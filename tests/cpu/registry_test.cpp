@@ -72,8 +72,9 @@ TEST(Registry, EveryVariantHasKnownTagsAndAKindTag) {
     EXPECT_FALSE(v.tags.empty()) << v.name();
     for (const auto& t : v.tags) EXPECT_TRUE(tag::is_known_tag(t)) << v.name() << ": " << t;
     const int kinds = v.has_tag(tag::seed) + v.has_tag(tag::ladder) + v.has_tag(tag::tensor_core) +
-                      v.has_tag(tag::reference) + v.has_tag(tag::shapes);
-    EXPECT_EQ(kinds, 1) << v.name() << ": exactly one of seed, ladder, tensor_core, reference, shapes";
+                      v.has_tag(tag::reference) + v.has_tag(tag::shapes) + v.has_tag(tag::dispatch);
+    EXPECT_EQ(kinds, 1) << v.name()
+                        << ": exactly one of seed, ladder, tensor_core, reference, shapes, dispatch";
   }
 }
 
@@ -153,7 +154,7 @@ TEST(Registry, EveryVariantStartsWithItsLevelTag) {
   std::set<std::string> levels;
   for (const ManifestLine& line : manifest_lines()) levels.insert(line.level);
   EXPECT_EQ(levels, (std::set<std::string>{tag::reference, tag::cpu, tag::seed, tag::ladder,
-                                           tag::tensor_core, tag::shapes}));
+                                           tag::tensor_core, tag::shapes, tag::dispatch}));
   for (const auto& v : all_variants()) {
     ASSERT_FALSE(v.tags.empty()) << v.name();
     EXPECT_TRUE(levels.count(v.tags.front())) << v.name() << ": first tag " << v.tags.front();
@@ -220,7 +221,8 @@ TEST(Registry, VariantsThatPollMbarriersSaySo) {
     const bool mbar = v.params.find("mbar:1") != std::string::npos ||
                       v.family.rfind("wgmma", 0) == 0 ||
                       (v.family == "tuned" && v.params.empty() && tuned_spins[v.precision]) ||
-                      v.family == "gemv" || v.family == "split_k" || v.family == "split_k_mma";
+                      v.family == "gemv" || v.family == "split_k" || v.family == "split_k_mma" ||
+                      v.has_tag(tag::dispatch);
     EXPECT_EQ(v.spins, mbar) << to_string(v.precision) << "/" << v.name();
     spinning += v.spins ? 1 : 0;
   }

@@ -1,5 +1,6 @@
-// The families for shapes beyond large squares, as the registry lists them (no GPU needed): their
-// workspace sizes follow from the split, their launch plans from the tiles and slices.
+// The families for shapes beyond large squares and the dispatcher, as the registry lists them
+// (no GPU needed): their workspace sizes follow from the split, their launch plans from the
+// tiles and slices, and `auto` names a choice for every shape.
 #include <gtest/gtest.h>
 
 #include "registry.h"
@@ -81,6 +82,28 @@ TEST(ShapesRegistry, EveryShapesVariantIsAKernelWithItsLevelTag) {
     EXPECT_EQ(v.tags.front(), tag::shapes) << v.name();
   }
   EXPECT_GT(found, 0);
+}
+
+TEST(ShapesRegistry, AutoExistsPerArithmeticAndNamesItsChoice) {
+  const Variant& fp32 = variant("auto", Precision::fp32);
+  const Variant& fp64 = variant("auto", Precision::fp64);
+  const Variant& tf32 = variant("auto_tf32", Precision::fp32);
+  EXPECT_EQ(fp32.compute, Compute::fp32);
+  EXPECT_EQ(fp64.compute, Compute::fp64);
+  EXPECT_EQ(tf32.compute, Compute::tf32);
+  for (const Variant* v : {&fp32, &fp64, &tf32}) {
+    EXPECT_TRUE(v->has_tag(tag::dispatch));
+    for (const GemmShape& s : {GemmShape{1, 4096, 4096}, GemmShape{4096, 4096, 4096},
+                               GemmShape{128, 128, 65536}, GemmShape{4095, 4097, 4093}}) {
+      const std::string choice = v->choice(s);
+      EXPECT_NE(choice.find("\"family\": "), std::string::npos) << v->name() << " " << s.to_string();
+      EXPECT_NE(choice.find("\"rule\": "), std::string::npos) << choice;
+    }
+  }
+  // A decode step is bound by reading B: a few rows take the GEMV kernel in every arithmetic
+  // (without a device and before a sweep fills the table, by the rule).
+  EXPECT_NE(fp32.choice({1, 4096, 4096}).find("\"family\": \"gemv\""), std::string::npos);
+  EXPECT_NE(fp64.choice({8, 4096, 4096}).find("\"family\": \"gemv\""), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,233 @@
+// auto and auto_tf32: one variant per arithmetic that runs, for each shape, the variant a sweep
+// over the shape suites found fastest there (CUTLASS's and cuBLAS's heuristics do the same job
+// for their libraries). What users call; what the report and the README quote per shape.
+//   auto       fp32: FP32 on the CUDA cores (against cuBLAS SGEMM); fp64: FP64, tensor cores
+//              or CUDA cores (against cuBLAS DGEMM)
+//   auto_tf32  fp32 storage, TF32 arithmetic or better (against cuBLAS with TF32)
+// The choice for a shape, in order:
+//   1. the table (auto_table.inc, written by scripts/tune_shapes.py from a suite sweep): the
+//      variant measured fastest at exactly this shape;
+//   2. the table's nearest shape (distance: the sum of |log ratio| of M, N and K): its variant's
+//      configuration, with its K split taken from the device (a `ks` or `slices` of 0) so that
+//      the split follows this shape's tiles and this GPU's SMs;
+//   3. without a usable entry: gemv for M <= 16, a split-K tile when the output tiles fill
+//      fewer than the SMs, otherwise the arithmetic's fastest rung.
+// A candidate that refuses the shape (its precondition, the device) is passed over. The choice
+// is recorded with each result (`choice`: family, variant, rule).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "launch.cuh"
+
+namespace gemm {
+namespace {
+
+enum class Arithmetic { fp32, tf32, fp64 };
+
+struct TableEntry {
+  Arithmetic arithmetic;
+  std::int64_t m, n, k;
+  const char* variant;
+};
+constexpr TableEntry kTable[] = {
+#define GEMM_AUTO(ARITHMETIC, M, N, K, VARIANT) {Arithmetic::ARITHMETIC, M, N, K, VARIANT},
+#include "auto_table.inc"
+#undef GEMM_AUTO
+    {Arithmetic::fp32, 0, 0, 0, nullptr},  // the end (the table is empty before a first sweep)
+};
+
+Precision precision_of(Arithmetic a) { return a == Arithmetic::fp64 ? Precision::fp64 : Precision::fp32; }
+
+const char* name_of(Arithmetic a) {
+  return a == Arithmetic::fp32 ? "fp32" : a == Arithmetic::tf32 ? "tf32" : "fp64";
+}
+
+// Whether a variant may serve the arithmetic: as accurate or more, and a kernel of ours.
+bool serves(const Variant& v, Arithmetic a) {
+  if (v.backend != Backend::cuda_kernel || v.precision != precision_of(a)) return false;
+  return a != Arithmetic::fp32 || v.compute == Compute::fp32;
+}
+
+const Variant* find(const std::string& name, Arithmetic a) {
+  for (const Variant& v : all_variants())
+    if (v.name() == name && serves(v, a)) return &v;
+  return nullptr;
+}
+
+// A family's default: a rung's representative, or the first device-split instance of a family
+// for shapes (the instances that are not tuning sweeps).
+const Variant* default_of(const std::string& family, Arithmetic a) {
+  for (const Variant& v : all_variants())
+    if (v.family == family && v.role != Role::sweep && serves(v, a)) return &v;
+  return nullptr;
+}
+
+// The name with its K split taken from the device: ks:S or slices:S as 0.
+std::string with_device_split(const std::string& name) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    const std::size_t end = std::min(name.find('/', start), name.size());
+    std::string part = name.substr(start, end - start);
+    if (part.rfind("ks:", 0) == 0) part = "ks:0";
+    if (part.rfind("slices:", 0) == 0) part = "slices:0";
+    out += (out.empty() ? "" : "/") + part;
+    start = end + 1;
+  }
+  return out;
+}
+
+// The current device's limits, for the candidates' preconditions (an unknown device, 0.0, where
+// there is none: nothing is refused for its architecture).
+const DeviceLimits& device_limits() {
+  static const DeviceLimits limits = [] {
+    DeviceLimits d;
+    int device = 0;
+    cudaDeviceProp p{};
+    if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+      cudaGetLastError();
+      return d;
+    }
+    d.max_threads_per_block = p.maxThreadsPerBlock;
+    for (int i = 0; i < 3; ++i) {
+      d.max_block_dim[i] = p.maxThreadsDim[i];
+      d.max_grid_dim[i] = p.maxGridSize[i];
+    }
+    d.max_smem_per_block = p.sharedMemPerBlock;
+    d.max_smem_per_block_optin = p.sharedMemPerBlockOptin;
+    d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    d.sm_count = p.multiProcessorCount;
+    d.warp_size = p.warpSize;
+    d.cc_major = p.major;
+    d.cc_minor = p.minor;
+    return d;
+  }();
+  return limits;
+}
+
+struct Choice {
+  const Variant* variant = nullptr;
+  std::string rule;
+};
+
+// Whether a candidate takes the shape on this device; without one (listing on a machine with no
+// GPU) its own precondition alone decides: launch limits need a device to check against.
+bool takes(const Variant* v, const GemmShape& s, const DeviceLimits& d) {
+  if (v == nullptr) return false;
+  if (d.sm_count == 0) return !v->can_implement || !v->can_implement(s, d);
+  return !check_launch(*v, s, d);
+}
+
+double distance(const TableEntry& e, const GemmShape& s) {
+  return std::abs(std::log(double(e.m) / double(s.m))) + std::abs(std::log(double(e.n) / double(s.n))) +
+         std::abs(std::log(double(e.k) / double(s.k)));
+}
+
+// Rule 3: without a table entry that takes the shape.
+Choice by_shape(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
+  const bool tensor = a != Arithmetic::fp32;
+  const std::int64_t tiles = ((s.m + 127) / 128) * ((s.n + 127) / 128);
+  std::vector<std::pair<const char*, const char*>> order;  // (family, why), first that takes it
+  if (s.m <= 16) order.push_back({"gemv", "M <= 16: bound by reading B"});
+  if (d.sm_count == 0 || tiles < d.sm_count)
+    order.push_back({tensor ? "split_k_mma" : "split_k", "fewer 128 x 128 tiles than SMs"});
+  if (a == Arithmetic::tf32) order.push_back({"wgmma_tma", "the TF32 rungs' fastest"});
+  if (a == Arithmetic::tf32) order.push_back({"mma_tf32_pipelined", "TF32 at any alignment"});
+  if (a == Arithmetic::fp64) order.push_back({"mma_fp64_m16n8k16", "the FP64 rungs' fastest"});
+  order.push_back({"tuned", "the CUDA-core ladder's fastest, any shape"});
+  for (const auto& [family, why] : order)
+    if (const Variant* v = default_of(family, a); takes(v, s, d))
+      return {v, std::string("rule: ") + why};
+  return {};
+}
+
+Choice choose_uncached(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
+  const TableEntry* nearest = nullptr;
+  double best = std::numeric_limits<double>::infinity();
+  for (const TableEntry& e : kTable) {
+    if (e.variant == nullptr || e.arithmetic != a) continue;
+    if (e.m == s.m && e.n == s.n && e.k == s.k)
+      if (const Variant* v = find(e.variant, a); takes(v, s, d)) return {v, "table"};
+    const Variant* v = find(with_device_split(e.variant), a);
+    if (takes(v, s, d) && distance(e, s) < best) {
+      best = distance(e, s);
+      nearest = &e;
+    }
+  }
+  if (nearest)
+    return {find(with_device_split(nearest->variant), a),
+            "nearest table shape " + std::to_string(nearest->m) + "x" + std::to_string(nearest->n) +
+                "x" + std::to_string(nearest->k)};
+  return by_shape(a, s, d);
+}
+
+// The choice for a shape on the current device, made once.
+const Choice& choose(Arithmetic a, const GemmShape& s) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, Choice> made;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(int(a), s.m, s.n, s.k);
+  if (auto it = made.find(key); it != made.end()) return it->second;
+  return made[key] = choose_uncached(a, s, device_limits());
+}
+
+const Variant& chosen(Arithmetic a, const GemmShape& s) {
+  const Choice& c = choose(a, s);
+  if (!c.variant)
+    throw std::invalid_argument(std::string("auto: no ") + name_of(a) + " variant takes " + s.to_string());
+  return *c.variant;
+}
+
+std::string json_text(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+Variant dispatcher(Arithmetic a, const char* family, Compute compute) {
+  KernelLaunch l;
+  l.plan = [a](const GemmShape& s) { return chosen(a, s).plan(s); };
+  l.run = [a](const Operands& ops, cudaStream_t stream) { chosen(a, ops.shape).run(ops, stream); };
+  VariantBuilder b(family, precision_of(a));
+  return b.compute(compute)
+      .launch(l)
+      .workspace([a](const GemmShape& s) { return chosen(a, s).workspace_bytes(s); })
+      .precondition([a](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
+        const Choice& c = choose(a, s);
+        if (!c.variant) return std::string("no ") + name_of(a) + " variant takes this shape";
+        return check_launch(*c.variant, s, d);
+      })
+      .choice([a](const GemmShape& s) {
+        const Choice& c = choose(a, s);
+        if (!c.variant) return std::string();
+        return "{\"family\": " + json_text(c.variant->family) + ", \"variant\": " +
+               json_text(c.variant->name()) + ", \"rule\": " + json_text(c.rule) +
+               ", \"arithmetic\": " + json_text(name_of(a)) + "}";
+      })
+      .outputs_per_thread(0)
+      .spins()  // the variant it runs may poll (mbarriers, split counters)
+      .tags({tag::tracked, tag::summary})
+      .origin("the fastest variant per shape: kernels/dispatch/auto_table.inc, filled by "
+              "scripts/tune_shapes.py from a suite sweep; the nearest tuned shape's "
+              "configuration elsewhere")
+      .build();
+}
+
+}  // namespace
+
+void add_auto_variants(std::vector<Variant>& out) {
+  out.push_back(dispatcher(Arithmetic::fp32, "auto", Compute::fp32));
+  out.push_back(dispatcher(Arithmetic::fp64, "auto", Compute::fp64));
+  out.push_back(dispatcher(Arithmetic::tf32, "auto_tf32", Compute::tf32));
+}
+
+}  // namespace gemm
