@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The dispatcher's sweep: every candidate of every arithmetic at every shape of the suites, with
+# the cuBLAS anchors, then kernels/dispatch/auto_table.inc from the results
+# (scripts/tune_shapes.py); rebuild to compile the table into `auto`.
+#
+#   scripts/tune_shapes.sh [--from-json FILE...] [extra gemm-bench options]
+#
+# Candidates: the kernels for shapes that take their K split from the device (gemv ks:0,
+# split_k and split_k_mma slices:0, stream_k), the tuned rung, and the tensor rungs'
+# representatives; not the fixed-split tuning instances (tag tuning: run them by hand to study a
+# shape). One gemm-bench run per precision (FP32 holds the FP32 and TF32 arithmetics), each a few
+# minutes on an H100: no counters, no end-to-end copies, every shape in its burst state (the
+# anchors too, in the same run).
+#
+# Environment: GEMM_BENCH (default build/bench/gemm-bench), TUNE_SUITE (default all),
+# TUNE_OUT_DIR (the JSON files, default build). --from-json skips the runs and only regenerates
+# the table from existing JSON files (e.g. ones sent back from the GPU host).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bench="${GEMM_BENCH:-$root/build/bench/gemm-bench}"
+suite="${TUNE_SUITE:-all}"
+dir="${TUNE_OUT_DIR:-$root/build}"
+
+if [[ "${1:-}" == "--from-json" ]]; then
+  shift
+  files=()
+  while [[ $# -gt 0 && "$1" != --* ]]; do files+=("$1"); shift; done
+  [ ${#files[@]} -gt 0 ] || { echo "tune_shapes.sh: --from-json needs files" >&2; exit 2; }
+else
+  [ -x "$bench" ] || { echo "tune_shapes.sh: no $bench: build first (cmake -B build -G Ninja && cmake --build build)" >&2; exit 2; }
+  mkdir -p "$dir"
+  families='cublas|cublaslt|cublas_tf32|cublaslt_tf32|tuned|gemv|split_k|split_k_mma|stream_k'
+  families+='|wgmma_tma|wgmma_persistent|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
+  files=()
+  for precision in fp32 fp64; do
+    json="$dir/tune_shapes_$precision.json"
+    "$bench" --suite="$suite" --precisions="$precision" \
+      --tags=reference,ladder,tensor_core,shapes \
+      --benchmark_filter="^gemm/$precision/($families)/" \
+      --counters=off --end-to-end=off --sustained-from=off \
+      --benchmark_out="$json" --benchmark_out_format=json "$@"
+    files+=("$json")
+  done
+fi
+python3 "$root/scripts/tune_shapes.py" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc"
+echo "rebuild (cmake --build build) to compile the new table into auto and auto_tf32"
