@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cuda_check.h"
+#include "registry.h"
 #include "reporters.h"
 
 namespace gemm {
@@ -45,6 +46,12 @@ std::string variant_facts_json(const Variant& v, const GemmShape& shape, bool en
   j << "}, \"tags\": [";
   for (std::size_t i = 0; i < v.tags.size(); ++i) j << (i ? ", " : "") << json_string(v.tags[i]);
   j << "]";
+  // The manifest's level: the registry gives every variant its line's level as its first tag.
+  for (const ManifestLine& line : manifest_lines())
+    if (!v.tags.empty() && v.tags.front() == line.level) {
+      j << ", \"level\": " << json_string(line.level);
+      break;
+    }
   if (v.rung > 0) j << ", \"rung\": " << v.rung << ", \"rung_name\": " << json_string(v.rung_name);
   j << ", \"origin\": " << json_string(v.origin) << ", \"note\": " << json_string(v.note)
     << ", \"spins\": " << (v.spins ? "true" : "false")
