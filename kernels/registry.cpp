@@ -1,11 +1,15 @@
 // The registry: every family of manifest.inc, in its order, with the facts the manifest gives.
 // A family's file appends its variants (add_<family>_variants); the registry gives each one its
 // level's tag, its role's tags, and on a rung line the rung number (the line's position among
-// the rung lines), rung name and origin. A family whose build target was not compiled (sm90a)
-// is listed as one variant that refuses every shape, with the reason.
+// the rung lines), rung name and origin; a rung's representative's note gets what it changes
+// from the rung below on its ladder (common/rung_changes.h). A family whose build target was not
+// compiled (sm90a) is listed as one variant that refuses every shape, with the reason.
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
+#include "common/rung_changes.h"
 #include "registry.h"
 #include "tags.h"
 
@@ -93,9 +97,31 @@ Variant refused_family(const ManifestLine& line) {
   return v;
 }
 
+// What a rung's representative `rung` changes from `below`, the representative of the rung below
+// it on its ladder (common/rung_changes.h), for its note: the fields of its change, and of the
+// declared exceptions those that differ at this precision, with their reasons.
+std::string change_note(const RungChange& c, const Variant& below, const Variant& rung) {
+  std::string note = "against " + below.family + ": ";
+  if (c.whole_configuration) return note + c.whole_configuration;
+  std::string keys;
+  for (const char* k : c.keys) keys += (keys.empty() ? "" : ", ") + std::string(k);
+  note += keys.empty() ? "the same parameters (the change is in the code)"
+                       : "differs in " + keys + " (the rung's change)";
+  const std::set<std::string> differs = differing_fields(below, rung);
+  for (const AlsoDiffers& a : c.also)
+    if (differs.count(a.key)) note += "; also " + std::string(a.key) + ": " + a.why;
+  return note;
+}
+
+// Which ladder a rung's variant is on: its level, storage precision and arithmetic.
+std::string ladder_of(const std::string& level, const Variant& v) {
+  return level + "/" + to_string(v.precision) + "/" + to_string(v.compute);
+}
+
 // Every line's variants with the facts the manifest gives them.
 std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
   std::vector<Variant> out;
+  std::map<std::string, std::size_t> top_rung;  // ladder -> its last representative so far
   int rung = 0;
   for (const ManifestLine& line : lines) {
     const bool is_rung = is_rung_level(line.level);
@@ -114,6 +140,16 @@ std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
         v.rung_name = line.rung_name;
       }
       if (v.origin.empty()) v.origin = line.origin;
+    }
+    if (!is_rung || !line.add) continue;  // a family not built has no parameters to compare
+    for (std::size_t i = first; i < out.size(); ++i) {
+      Variant& v = out[i];
+      if (v.role != Role::representative) continue;
+      const auto below = top_rung.find(ladder_of(line.level, v));
+      const RungChange* c = rung_change(v.family);
+      if (c && below != top_rung.end())
+        v.note += (v.note.empty() ? "" : "; ") + change_note(*c, out[below->second], v);
+      top_rung[ladder_of(line.level, v)] = i;
     }
   }
   // The counters' SASS-level metrics (FFMA and shared-memory instruction counts) are

@@ -1,7 +1,8 @@
-// Rung 1, 1-D register blocking (siboehm/SGEMM_CUDA kernel 4): each thread computes a column of
-// TM outputs. Per k-step it reads one element of the B tile into a register and reuses it TM
-// times against TM elements of the A tile, so shared loads per FMA fall from 2 (the seed's
-// shared kernel) to (1 + TM / (16 / sizeof(T) elements per LDS.128)) / TM.
+// 1-D register blocking (siboehm/SGEMM_CUDA kernel 4), the first CUDA-core rung above the
+// write-ups: each thread computes a column of TM outputs. Per k-step it reads one element of the
+// B tile into a register and reuses it TM times against TM elements of the A tile, so shared
+// loads per FMA fall from 2 (the seed's shared kernel) to (1 + TM / (16 / sizeof(T) elements per
+// LDS.128)) / TM.
 //
 // Tails: loads outside A or B write zeros into the tiles, stores outside C are skipped, so every
 // shape runs.

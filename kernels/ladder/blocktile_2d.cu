@@ -1,6 +1,6 @@
-// Rung 2, 2-D register blocking (siboehm/SGEMM_CUDA kernel 5): each thread computes a TM x TN
-// block of C. Per k-step it holds TM elements of A and TN of B in registers and does TM * TN
-// FMAs with them, so FMAs per shared load rise from TM / (1 + TM/4) (rung 1) to
+// 2-D register blocking (siboehm/SGEMM_CUDA kernel 5): each thread computes a TM x TN block of
+// C. Per k-step it holds TM elements of A and TN of B in registers and does TM * TN FMAs with
+// them, so FMAs per shared load rise from TM / (1 + TM/4) (blocktile_1d) to
 // TM * TN / (TM + TN) elements' worth of loads, and the MIO queue stops throttling issue.
 //
 // Tails: loads outside A or B write zeros into the tiles, stores outside C are skipped.

@@ -1,10 +1,10 @@
-// The kernel of rungs 6-9 (async_pipeline.cu, rasterized.cu, mbarrier_stages.cu, tuned.cu):
-// rung 5's warp tiling fed by a STAGES-deep cp.async pipeline. While the warps multiply k-tile kt
+// The kernel of the async_pipeline, rasterized, mbarrier_stages and tuned rungs: warptile's warp
+// tiling fed by a STAGES-deep cp.async pipeline. While the warps multiply k-tile kt
 // out of one stage of shared memory, the copies of k-tiles kt+1 .. kt+STAGES-1 are in flight into
 // the others; one __syncthreads per k-tile both publishes the stage that just landed and frees
 // the one that was just consumed. No register staging: the copies go from global to shared
 // memory directly.
-// MBAR (rung 8): the __syncthreads is replaced by two mbarriers per stage, "landed" (every
+// MBAR (mbarrier_stages): the __syncthreads is replaced by two mbarriers per stage, "landed" (every
 // thread's copies into it arrived: cp.async.mbarrier.arrive) and "freed" (every thread read it),
 // with STAGES - 2 k-tiles in flight: a stage is refilled only once every thread has read the
 // k-tile two back, so a warp may run a k-tile ahead of the slowest one.
@@ -335,7 +335,24 @@ struct PipelinedConfig {
     c.group = n;
     return c;
   }
+  constexpr PipelinedConfig with_mbarriers() const {
+    PipelinedConfig c = *this;
+    c.mbar = true;
+    return c;
+  }
 };
+
+// The representatives of the pipelined rungs start from async_pipeline's configuration, and each
+// rung above it changes one field (rasterized: group, mbarrier_stages: mbar). warptile's tiles,
+// 4 stages (3 k-tiles in flight behind a __syncthreads, 2 on mbarriers: the stage of slack is
+// what lets a warp run ahead), row-major block order, and the blocks per SM that warptile's
+// kernel reaches at its register count.
+inline constexpr PipelinedConfig kPipelinedRungFp32{
+    .bm = 128, .bn = 128, .bk = 8, .wm = 32, .wn = 64, .tm = 8, .tn = 8, .stages = 4, .group = 0,
+    .minb = 2};
+inline constexpr PipelinedConfig kPipelinedRungFp64{
+    .bm = 128, .bn = 64, .bk = 8, .wm = 32, .wn = 32, .tm = 8, .tn = 4, .stages = 4, .group = 0,
+    .minb = 1};
 
 // Which shapes a variant takes: any (mode 0 where the shape is whole tiles, mode 1 where N % V
 // == 0, mode 2 otherwise), or whole tiles alone (mode 0's instance, refusing the rest: sweep

@@ -1,4 +1,4 @@
-// Rung 9, tuned: the pipelined, rasterized warp-tiled kernel (pipelined_kernel.cuh), on a
+// tuned: the pipelined, rasterized warp-tiled kernel (pipelined_kernel.cuh), on a
 // __syncthreads or on mbarriers per stage, at the configuration a sweep found fastest per
 // precision and problem size.
 //   - tuning instances (tuning_instances.inc): family `tuned`, tag `tuning`, whole tiles only;

@@ -1,7 +1,7 @@
-// Rung 3, vectorized: rung 2 with 16-byte global loads (requests fall by 16 / sizeof(T)), A
+// vectorized: blocktile_2d with 16-byte global loads (requests fall by 16 / sizeof(T)), A
 // transposed into shared memory while it is stored, and 16-byte shared loads of both tiles.
 // Its layout keeps the classic n-way conflict of the transposed store (see vectorized_kernel.cuh);
-// rung 4 (conflict_free.cu) is the same kernel with that fixed.
+// conflict_free (conflict_free.cu) is the same kernel with that fixed.
 #include "vectorized_kernel.cuh"
 
 namespace gemm {

@@ -1,4 +1,4 @@
-// The kernel of rungs 3 and 4 (vectorized.cu, conflict_free.cu): rung 2's 2-D register blocking
+// The kernel of the vectorized and conflict_free rungs: blocktile_2d's 2-D register blocking
 // with 16-byte global loads and stores, A stored transposed in shared memory (k-major, so a
 // thread's TM elements of A for one k are contiguous and come in with LDS.128, like B's TN),
 // and 16-byte shared loads of both tiles. (siboehm/SGEMM_CUDA kernel 6.)
@@ -147,7 +147,7 @@ std::optional<std::string> vector_alignment_reason(const GemmShape& s) {
   return std::nullopt;
 }
 
-// The tiles of rungs 3 and 4: the same for both, per precision.
+// The tiles of vectorized and conflict_free: blocktile_2d's, the same for both, per precision.
 inline constexpr LadderTile kVectorizedFp32{.bm = 128, .bn = 128, .bk = 8, .tm = 8, .tn = 8};
 inline constexpr LadderTile kVectorizedFp64{.bm = 128, .bn = 64, .bk = 8, .tm = 8, .tn = 4};
 
@@ -166,7 +166,7 @@ VariantBuilder vectorized_variant(const char* family) {
   return b;
 }
 
-// Rung 3 or 4 at its tiles, both precisions.
+// vectorized or conflict_free at its tiles, both precisions.
 template <bool CONFLICT_FREE>
 void add_vectorized_rung(std::vector<Variant>& out, const char* family, const char* note) {
   out.push_back(vectorized_variant<float, kVectorizedFp32, CONFLICT_FREE>(family)

@@ -1,8 +1,8 @@
-// Rung 5, warp tiling (siboehm/SGEMM_CUDA kernel 10): the block tile is split into warp tiles and
+// Warp tiling (siboehm/SGEMM_CUDA kernel 10): the block tile is split into warp tiles and
 // each warp's tile into 32 thread tiles (warptile_core.cuh), so a warp's shared reads stay within
 // a WM x WN window: A reads are broadcasts among the lanes of a row, B reads are consecutive
 // 16-byte chunks (conflict-free without a swizzle), and each thread's TM x TN outputs come in
-// 16-byte chunks spread over the warp tile. Loads are rung 4's: 16-byte global loads, A
+// 16-byte chunks spread over the warp tile. Loads are conflict_free's: 16-byte global loads, A
 // transposed into a skew-padded As. One stage: load, sync, multiply, sync.
 #include "vectorized_kernel.cuh"
 #include "warptile_core.cuh"
@@ -14,7 +14,7 @@ template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     warptile_kernel(const T* A, const T* B, T* C, int M, int N, int K) {
   using Tiling = ladder::WarpTiling<T, BM, BN, WM, WN, TM, TN>;
-  // Rung 4's conflict-free As layout; Bs plain (the warp-tiled reads need no swizzle).
+  // conflict_free's As layout; Bs plain (the warp-tiled reads need no swizzle).
   using L = ladder::VectorizedLayout<T, BM, BN, BK, TM, TN, true>;
   using Vec = ladder::vec16_t<T>;
   constexpr int V = ladder::kVec<T>, THREADS = Tiling::THREADS;

@@ -1,7 +1,7 @@
-// The warp-tiled core of rungs 5-8: block tile (BM x BN) -> warp tiles (WM x WN) -> thread
-// tiles (TM x TN). A warp's 32 lanes form an LM x LN grid (LM = WM / TM, LN = WN / TN); each
-// thread's TM rows are TM / V chunks of V = 16 / sizeof(T) consecutive rows, LM * V rows apart,
-// and the same for its TN columns. So for one k:
+// The warp-tiled core of warptile and the pipelined rungs (pipelined_kernel.cuh): block tile
+// (BM x BN) -> warp tiles (WM x WN) -> thread tiles (TM x TN). A warp's 32 lanes form an LM x LN
+// grid (LM = WM / TM, LN = WN / TN); each thread's TM rows are TM / V chunks of V = 16 /
+// sizeof(T) consecutive rows, LM * V rows apart, and the same for its TN columns. So for one k:
 //   A: TM / V LDS.128 per thread; lanes of one warp read only LM distinct chunks (broadcasts);
 //   B: TN / V LDS.128 per thread; the LN lanes of a row read LN consecutive 16-byte chunks, so
 //      each quarter-warp reads 8 distinct bank groups: conflict-free without padding.

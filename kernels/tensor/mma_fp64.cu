@@ -1,7 +1,8 @@
 // FP64 on the tensor cores: mma.sync m8n8k4 (DMMA) with a multi-stage cp.async pipeline.
 //
-// Block tile BM x BN, k-tiles of BK = 16 doubles, STAGES k-tiles in flight; warps tile the block
-// WM x WN, each warp a grid of (WM/8) x (WN/8) m8n8 accumulators (2 doubles per lane each).
+// Block tile BM x BN, k-tiles of BK doubles (a multiple of 16), STAGES k-tiles in flight; warps
+// tile the block WM x WN, each warp a grid of (WM/8) x (WN/8) m8n8 accumulators (2 doubles per
+// lane each).
 //
 // Fragment loads are 16-byte LDS.128, made possible by two free permutations:
 //  - k: the multiply sums over k, so any pairing of A's and B's k is fine as long as both use
@@ -12,10 +13,10 @@
 //    of both tiles. The accumulators come back in the same interleaving, which makes each lane's
 //    outputs 4 consecutive columns: the epilogue stores 2 x 16 bytes per row.
 // Bank conflicts (128-bit loads are served 8 lanes per pass): the 8 lanes of a pass read 2 rows
-// of A at the same 64 bytes (rows 128 B apart: 2-way) and 4 rows of B at the same 32 bytes
-// (4-way). XOR swizzles of the 16-byte chunk index (A: chunk ^ 4 on odd rows; B: chunk ^ 2*t on
-// rows 2t+s) spread both over all 32 banks; cp.async writes whole chunks, so the swizzle costs
-// the writes nothing.
+// of A at the same 64 bytes (rows a multiple of 128 B apart: 2-way) and 4 rows of B at the same
+// 32 bytes (4-way). XOR swizzles of the 16-byte chunk index (A: chunk ^ 4 on odd rows; B: chunk
+// ^ 2*t on rows 2t+s) spread both over all 32 banks; cp.async writes whole chunks, so the swizzle
+// costs the writes nothing.
 //
 // Tails: every copy is predicated (zero-filled outside the matrix), every store bounds-checked.
 // The 16-byte copy needs K and N even; otherwise the same kernel with 8-byte copies runs.
@@ -34,7 +35,7 @@ template <MmaSyncConfig C, int VEC>
 struct Fp64Tile : MmaSyncStages<double, C, VEC> {
   static constexpr int MT = C.wm / 8;   // m8 tiles per warp
   static constexpr int NQ = C.wn / 16;  // pairs of n8 tiles per warp
-  static_assert(C.bk == 16, "128-byte rows of A: the A swizzle assumes them");
+  static_assert(C.bk % 16 == 0, "rows of A a multiple of 128 bytes: the A swizzle assumes them");
   static_assert(C.wm % 8 == 0 && C.wn % 16 == 0, "warp tile: m8 tiles, pairs of n8 tiles");
   static_assert(C.bn % 16 == 0, "the B swizzle permutes within 16-double groups");
 
@@ -101,15 +102,7 @@ __global__ void __launch_bounds__(P::THREADS, P::CONFIG.min_blocks)
       const int col = th.n0 + th.wn0 + 16 * q + 4 * th.t;
       const double v[4] = {acc[i][2 * q][0], acc[i][2 * q + 1][0], acc[i][2 * q][1],
                            acc[i][2 * q + 1][1]};
-      double* dst = C + std::size_t(row) * N + col;
-      if (VEC == 2 && col + 3 < N) {  // N even: 16-byte aligned
-        reinterpret_cast<double2*>(dst)[0] = make_double2(v[0], v[1]);
-        reinterpret_cast<double2*>(dst)[1] = make_double2(v[2], v[3]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (col + e < N) dst[e] = v[e];
-      }
+      store_row_segment<VEC>(C + std::size_t(row) * N + col, col, N, v);
     }
   }
 }
@@ -125,8 +118,11 @@ void add_config(std::vector<Variant>& out) {
 }  // namespace
 
 void add_mma_fp64_variants(std::vector<Variant>& out) {
-  for_each_config<MmaSyncConfig{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32, .stages = 4,
+  // The representative has the configuration of mma_fp64_m16n8k16 above it (k-tiles of 32, 3
+  // stages), so that the step changes the instruction alone.
+  for_each_config<MmaSyncConfig{.bm = 128, .bn = 128, .bk = 32, .wm = 64, .wn = 32, .stages = 3,
                                 .role = Role::representative},
+                  MmaSyncConfig{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32, .stages = 4},
                   MmaSyncConfig{.bm = 128, .bn = 128, .bk = 16, .wm = 32, .wn = 64, .stages = 4},
                   MmaSyncConfig{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32, .stages = 3},
                   MmaSyncConfig{.bm = 64, .bn = 128, .bk = 16, .wm = 32, .wn = 32, .stages = 4},

@@ -127,13 +127,8 @@ struct Fp64K16Tile : MmaSyncStages<double, CFG, VEC_> {
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
           const int col = out.n0 + out.wn0 + 8 * j + 2 * out.t;
-          double* dst = C + std::size_t(row) * N + col;
-          if (VEC_ == 2 && col + 1 < N) {  // N even: 16-byte aligned
-            *reinterpret_cast<double2*>(dst) = make_double2(acc.v[i][j][2 * h], acc.v[i][j][2 * h + 1]);
-          } else {
-            if (col < N) dst[0] = acc.v[i][j][2 * h];
-            if (col + 1 < N) dst[1] = acc.v[i][j][2 * h + 1];
-          }
+          const double v[2] = {acc.v[i][j][2 * h], acc.v[i][j][2 * h + 1]};
+          store_row_segment<VEC_>(C + std::size_t(row) * N + col, col, N, v);
         }
       }
     }

@@ -155,6 +155,30 @@ __device__ __forceinline__ void mma_sync_mainloop(const T* A, const T* B, int M,
   cp_async_wait<0>();  // no copy may still target shared memory when the block exits
 }
 
+// The epilogue's store of LEN consecutive elements v of one row of C, starting at `dst`, column
+// `col` of N (columns >= N left out): 16-byte stores where the copies are 16-byte (VEC > 1, so N
+// is a multiple of VEC and a run that ends inside the row is 16-byte aligned), element by element
+// otherwise.
+template <int VEC, typename T, int LEN>
+__device__ __forceinline__ void store_row_segment(T* dst, int col, int N, const T (&v)[LEN]) {
+  constexpr int PER_16B = 16 / int(sizeof(T));
+  static_assert(LEN % PER_16B == 0, "whole 16-byte pieces");
+  if (VEC > 1 && col + LEN - 1 < N) {
+#pragma unroll
+    for (int c = 0; c < LEN; c += PER_16B) {
+      if constexpr (sizeof(T) == 4) {
+        *reinterpret_cast<float4*>(dst + c) = make_float4(v[c], v[c + 1], v[c + 2], v[c + 3]);
+      } else {
+        *reinterpret_cast<double2*>(dst + c) = make_double2(v[c], v[c + 1]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < LEN; ++e)
+      if (col + e < N) dst[e] = v[e];
+  }
+}
+
 // A variant of an mma.sync rung: the kernel with 16-byte copies where the rows of A (K elements)
 // and B (N elements) are whole 16-byte chunks, the same kernel with element copies otherwise.
 template <typename T, MmaSyncConfig C>

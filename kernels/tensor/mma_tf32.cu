@@ -14,6 +14,7 @@
 // every fragment element costs one LDS.32, and the element loads are 4 bytes wide.
 //
 // SASS: HMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
+// SASS rounds to TF32 (tests/cpu/sass_test.py: the cvt.rna of what passes through registers)
 #include "launch.cuh"
 #include "tensor_ptx.cuh"
 
@@ -49,8 +50,8 @@ struct Tf32Tile {
   static_assert(BK == 16 || BK == 32, "the A padding is conflict-free for BK = 16 or 32");
   static_assert(BN % 32 == 0, "the B padding assumes BN a multiple of 32 words");
   static_assert((BM * BK) % THREADS == 0 && (BK * BN) % THREADS == 0, "whole loads per thread");
-  static constexpr std::size_t SMEM_BYTES =
-      (std::size_t(BM) * A_PITCH + std::size_t(BK) * B_PITCH) * sizeof(float);
+  static constexpr std::size_t A_BYTES = std::size_t(BM) * A_PITCH * sizeof(float);
+  static constexpr std::size_t SMEM_BYTES = A_BYTES + std::size_t(BK) * B_PITCH * sizeof(float);
 };
 
 // P: the Tf32Tile of a configuration (kernels take their configuration as a type).
@@ -58,8 +59,11 @@ template <typename P>
 __global__ void __launch_bounds__(P::THREADS)
     mma_tf32_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
   constexpr int BM = P::BM, BN = P::BN, BK = P::BK, WM = P::WM, WN = P::WN;
-  __shared__ std::uint32_t As[BM][P::A_PITCH];
-  __shared__ std::uint32_t Bs[BK][P::B_PITCH];
+  // Dynamic shared memory: the representative's 256 x 128 tile takes more than the 48 KB a
+  // kernel may declare statically.
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  auto* As = reinterpret_cast<std::uint32_t(*)[P::A_PITCH]>(smem_raw);
+  auto* Bs = reinterpret_cast<std::uint32_t(*)[P::B_PITCH]>(smem_raw + P::A_BYTES);
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -132,7 +136,7 @@ void add_config(std::vector<Variant>& out) {
       VariantBuilder::of<float>("mma_tf32")
           .params(C.params())
           .compute(Compute::tf32)
-          .launch(kernel_launch<float>(block_tile_plan(C.bm, C.bn, P::THREADS, 0, P::SMEM_BYTES),
+          .launch(kernel_launch<float>(block_tile_plan(C.bm, C.bn, P::THREADS, P::SMEM_BYTES),
                                        mma_tf32_kernel<P>))
           .outputs_per_thread(double(C.bm) * C.bn / P::THREADS)
           .role(C.role)
@@ -143,8 +147,12 @@ void add_config(std::vector<Variant>& out) {
 }  // namespace
 
 void add_mma_tf32_variants(std::vector<Variant>& out) {
-  for_each_config<Tf32Config{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32,
+  // The representative has the tiles of the TF32 rungs above it (mma_tf32_pipelined, wgmma_tma:
+  // 256 x 128 block tiles, k-tiles of 32), so that each of their steps changes the technique
+  // alone.
+  for_each_config<Tf32Config{.bm = 256, .bn = 128, .bk = 32, .wm = 64, .wn = 64,
                              .role = Role::representative},
+                  Tf32Config{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32},
                   Tf32Config{.bm = 128, .bn = 128, .bk = 32, .wm = 64, .wn = 32},
                   Tf32Config{.bm = 64, .bn = 64, .bk = 16, .wm = 32, .wn = 32}>(
       [&]<Tf32Config C>() { add_config<C>(out); });

@@ -17,8 +17,13 @@
 //    columns per row (two 16-byte stores). Chunk c of row k is stored at chunk c ^ 2(k % 4): a
 //    pass of 8 lanes (2 chunks x 4 rows k = t) then hits 8 distinct chunk columns.
 // The swizzles permute whole 16-byte chunks, so cp.async writes stay 16-byte and conflict-free.
-// TF32 conversion: none. The tensor core reads the top 19 bits of each FP32 word (truncation,
-// as the wgmma rung must do, since its operands go straight from TMA to the tensor core).
+// TF32 conversion: cp.async copies global memory into shared memory without registers, so the
+// first place an FP32 word can be rounded is the fragment register it is loaded into: every
+// fragment word is rounded to the nearest TF32 (cvt.rna, as cuBLAS's TF32 path does) between its
+// ldmatrix / LDS.128 and the mma, by each warp that reads it (a word of A by BN / WN warps, of B
+// by BM / WM): two instructions per word (to_tf32), two per mma of a 64 x 64 warp tile.
+// Tf32Rounding::truncate leaves the words as they are: the tensor core reads their top 19 bits
+// (truncation, twice the error of rounding) at no cost.
 #pragma once
 
 #include "mma_mainloop.cuh"
@@ -27,14 +32,18 @@
 namespace gemm::tensor {
 
 // The stage layout (mma_mainloop.cuh) with the swizzles described above, and what a block does
-// with it.
-template <MmaSyncConfig CFG, int VEC_>
-struct Tf32PipeTile : MmaSyncStages<float, CFG, VEC_> {
+// with it; ROUNDING: what happens to the fragments on their way to the tensor core.
+template <MmaSyncConfig CFG, int VEC_, Tf32Rounding ROUNDING>
+struct Tf32PipeTileOf : MmaSyncStages<float, CFG, VEC_> {
   static constexpr int MT = CFG.wm / 16;  // m16 tiles per warp
   static constexpr int NQ = CFG.wn / 32;  // groups of 4 n8 tiles per warp
   static_assert(CFG.bk == 32, "the A swizzle assumes 128-byte rows of A");
   static_assert(CFG.wm % 16 == 0 && CFG.wn % 32 == 0, "warp tile: m16 tiles, groups of 4 n8 tiles");
-  static constexpr int MIN_BLOCKS = CFG.min_blocks;
+  // Element copies (VEC 1, any shape) keep more addresses in registers: where the configuration
+  // asks for several blocks per SM, that instance gives up one rather than spill (as the CUDA-core
+  // pipeline's checked instances do).
+  static constexpr int MIN_BLOCKS =
+      VEC_ == 1 && CFG.min_blocks > 1 ? CFG.min_blocks - 1 : CFG.min_blocks;
 
   __device__ static int a_offset(int row, int k) { return row * CFG.bk + (k ^ ((row & 7) << 2)); }
   __device__ static int b_offset(int k, int n) { return k * CFG.bn + (n ^ ((k & 3) << 3)); }
@@ -67,14 +76,18 @@ struct Tf32PipeTile : MmaSyncStages<float, CFG, VEC_> {
       for (int kk = 0; kk < CFG.bk; kk += 8) {
         std::uint32_t a[MT][4];
 #pragma unroll
-        for (int i = 0; i < MT; ++i)
+        for (int i = 0; i < MT; ++i) {
           ldmatrix_x4(a[i], smem_addr(as + a_offset(wm0 + 16 * i + ld_row, kk + ld_k)));
+          tf32_operands<ROUNDING>(a[i]);
+        }
         uint4 b0[NQ], b1[NQ];
 #pragma unroll
         for (int q = 0; q < NQ; ++q) {
           const int n = wn0 + 32 * q + 4 * g;
-          b0[q] = *reinterpret_cast<const uint4*>(bs + b_offset(kk + t, n));
-          b1[q] = *reinterpret_cast<const uint4*>(bs + b_offset(kk + t + 4, n));
+          const auto* b_lo = reinterpret_cast<const uint4*>(bs + b_offset(kk + t, n));
+          const auto* b_hi = reinterpret_cast<const uint4*>(bs + b_offset(kk + t + 4, n));
+          b0[q] = tf32_operands<ROUNDING>(*b_lo);
+          b1[q] = tf32_operands<ROUNDING>(*b_hi);
         }
 #pragma unroll
         for (int i = 0; i < MT; ++i)
@@ -87,7 +100,7 @@ struct Tf32PipeTile : MmaSyncStages<float, CFG, VEC_> {
           }
       }
     };
-    mma_sync_mainloop<Tf32PipeTile>(A, B, M, N, K, th.m0, th.n0, kt_begin, kt_end,
+    mma_sync_mainloop<Tf32PipeTileOf>(A, B, M, N, K, th.m0, th.n0, kt_begin, kt_end,
                                     reinterpret_cast<float*>(smem_raw), k_tile);
   }
 
@@ -110,18 +123,14 @@ struct Tf32PipeTile : MmaSyncStages<float, CFG, VEC_> {
                               a[4 * q + 2][2 * h],     a[4 * q + 3][2 * h],
                               a[4 * q][2 * h + 1],     a[4 * q + 1][2 * h + 1],
                               a[4 * q + 2][2 * h + 1], a[4 * q + 3][2 * h + 1]};
-          float* dst = C + std::size_t(row) * N + col;
-          if (VEC_ == 4 && col + 7 < N) {  // N % 4 == 0: 16-byte aligned
-            reinterpret_cast<float4*>(dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
-            reinterpret_cast<float4*>(dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
-          } else {
-#pragma unroll
-            for (int e = 0; e < 8; ++e)
-              if (col + e < N) dst[e] = v[e];
-          }
+          store_row_segment<VEC_>(C + std::size_t(row) * N + col, col, N, v);
         }
       }
   }
 };
+
+// The tile of the study's TF32 kernels: fragments rounded to the nearest TF32.
+template <MmaSyncConfig CFG, int VEC_>
+using Tf32PipeTile = Tf32PipeTileOf<CFG, VEC_, Tf32Rounding::nearest>;
 
 }  // namespace gemm::tensor

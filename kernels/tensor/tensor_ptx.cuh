@@ -17,10 +17,43 @@ namespace gemm::tensor {
 // Round an FP32 value to the nearest TF32 (10 explicit mantissa bits, ties away from zero),
 // kept in a 32-bit register. Without it the tensor core simply ignores the low 13 bits
 // (truncation): twice the error, and a bias towards zero.
+// On sm_90 three instructions: a test for a finite value, the addition of half a TF32 ulp to the
+// bits of a finite one, the clearing of the low 13 bits (where the result only feeds the tensor
+// core, which ignores those bits, ptxas leaves the last one out).
 __device__ __forceinline__ std::uint32_t to_tf32(float x) {
   std::uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;
+}
+
+// How a kernel hands FP32 words that go through its registers to the tensor core: rounded to the
+// nearest TF32 (cvt.rna, as cuBLAS's TF32 path does), or as they are, truncated by the tensor
+// core.
+enum class Tf32Rounding { nearest, truncate };
+
+// The unit roundoff a TF32 variant states (Variant::unit_roundoff; the verification tolerance
+// follows it): 2^-11 for an operand rounded to the nearest TF32, 2^-10 for a truncated one (its
+// error is below one TF32 ulp); where A and B are treated differently, the mean of the two, so
+// that the tolerance's two operand errors add up to the actual ones.
+constexpr double tf32_unit_roundoff(Tf32Rounding a, Tf32Rounding b) {
+  auto u = [](Tf32Rounding r) { return r == Tf32Rounding::nearest ? 0x1p-11 : 0x1p-10; };
+  return (u(a) + u(b)) / 2;
+}
+
+template <Tf32Rounding R>
+__device__ __forceinline__ std::uint32_t tf32_operand(std::uint32_t fp32_bits) {
+  if constexpr (R == Tf32Rounding::nearest) return to_tf32(__uint_as_float(fp32_bits));
+  return fp32_bits;
+}
+template <Tf32Rounding R, int N>
+__device__ __forceinline__ void tf32_operands(std::uint32_t (&words)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) words[i] = tf32_operand<R>(words[i]);
+}
+template <Tf32Rounding R>
+__device__ __forceinline__ uint4 tf32_operands(uint4 w) {
+  return make_uint4(tf32_operand<R>(w.x), tf32_operand<R>(w.y), tf32_operand<R>(w.z),
+                    tf32_operand<R>(w.w));
 }
 
 // ldmatrix.x4: four 8x8 matrices of 16-bit elements, i.e. four 8-row x 16-byte blocks. Lanes

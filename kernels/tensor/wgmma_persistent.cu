@@ -15,6 +15,7 @@
 // blocks of one wave share A rows and B columns in L2 (the rasterization of the CUDA-core ladder).
 //
 // SASS: HGMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
+// SASS rounds to TF32 (tests/cpu/sass_test.py: the cvt.rna of what passes through registers)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -69,15 +70,14 @@ __global__ void __launch_bounds__(WgTile<BM, BN, STAGES>::THREADS, 1)
 }
 
 // The persistent grid's configurations: wgmma_tma's block tile, one block per SM walking the
-// tiles in groups of `group` block rows. The representative first.
+// tiles in groups of `group` block rows. The representative first: wgmma_tma's representative.
 struct PersistentConfig {
   WgmmaTmaConfig tile;
   int group;
-  Role role = Role::sweep;
 };
 constexpr PersistentConfig kConfigs[] = {
-    {.tile = {.bm = 256, .bn = 128, .stages = 4}, .group = 8, .role = Role::representative},
-    {.tile = {.bm = 256, .bn = 128, .stages = 4}, .group = 16},
+    {.tile = {.bm = 256, .bn = 128, .stages = 3, .role = Role::representative}, .group = 8},
+    {.tile = {.bm = 256, .bn = 128, .stages = 3}, .group = 16},
     {.tile = {.bm = 128, .bn = 128, .stages = 4}, .group = 8},
 };
 
@@ -97,18 +97,12 @@ std::int64_t persistent_blocks(const WgmmaTmaConfig& tile, const GemmShape& s) {
 template <PersistentConfig C>
 void add_config(std::vector<Variant>& out) {
   constexpr WgmmaTmaConfig t = C.tile;
-  static_assert(WgTile<t.bm, t.bn, t.stages>::SMEM_BYTES == t.smem_bytes(),
-                "host and device agree on the shared-memory size");
   const auto grid = [](const GemmShape& s) { return Dim3{persistent_blocks(C.tile, s), 1, 1}; };
-  out.push_back(
-      wgmma_variant("wgmma_persistent", t, {{"group", C.group}})
-          .launch(wgmma_launch(t, grid,
-                               wgmma_persistent_kernel<t.bm, t.bn, t.stages, C.group,
-                                                       t.producer_registers(),
-                                                       t.consumer_registers()>))
-          .persistent_grid()
-          .role(C.role)
-          .build());
+  out.push_back(wgmma_config_variant<t>(
+      "wgmma_persistent", {{"group", C.group}}, grid,
+      wgmma_persistent_kernel<t.bm, t.bn, t.stages, C.group, t.producer_registers(),
+                              t.consumer_registers()>,
+      [](VariantBuilder& b) { b.persistent_grid(); }));
 }
 
 }  // namespace

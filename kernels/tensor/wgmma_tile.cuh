@@ -69,15 +69,6 @@ struct WgTile {
   static_assert(STAGES >= 2, "at least two stages to overlap copies with math");
 };
 
-template <int BM>
-__device__ __forceinline__ void wgmma_tile(float (&d)[BM / 2], const std::uint32_t (&a)[4],
-                                           std::uint64_t desc) {
-  if constexpr (BM == 256)
-    wgmma_m64n256k8_tf32_rs(d, a, desc);
-  else
-    wgmma_m64n128k8_tf32_rs(d, a, desc);
-}
-
 // Where a consumer thread's B^T fragment rows live: lane (g, t) of warp w in warpgroup wg takes
 // the column pair (n_in_box, n_in_box + 1) of 32-column box `box` (see wgmma_tma.cu).
 struct FragmentSlot {
@@ -91,6 +82,15 @@ struct FragmentSlot {
     word = n_in_box % 4;
   }
 };
+
+// The TF32 operands. B^T, the register operand, is rounded to the nearest TF32 (cvt.rna, as
+// cuBLAS's TF32 path does) as its fragments are loaded. A^T, the shared-memory operand, goes from
+// TMA to the tensor core without passing a register, so the tensor core truncates it (reads the
+// top 19 bits): rounding it would take a pass over each stage in shared memory (a load, the
+// rounding and a store of every element of A's tile, then a barrier and an async-proxy fence
+// before the wgmmas), shared-memory traffic as large as the wgmmas' own reads of the tile.
+inline constexpr Tf32Rounding kWgmmaRoundingA = Tf32Rounding::truncate;
+inline constexpr Tf32Rounding kWgmmaRoundingB = Tf32Rounding::nearest;
 
 // One k-tile (BK = 32) of the block's MMA from a full stage: the thread's B^T fragments, then
 // the four k8 wgmmas against the A tile, waited for before the stage is released.
@@ -107,13 +107,13 @@ __device__ __forceinline__ void mma_k_tile(float (&d)[BM / 2], const unsigned ch
       const int k = 8 * kk + slot.t + 4 * h;  // k % 8 == t + 4h: the swizzle key of row k
       const uint2 v = *reinterpret_cast<const uint2*>(bbox + k * 128 +
                                                       ((slot.chunk ^ (k & 7)) << 4) + slot.word * 4);
-      a[kk][2 * h] = v.x;      // row g     (column n_in_box)
-      a[kk][2 * h + 1] = v.y;  // row g + 8 (column n_in_box + 1)
+      a[kk][2 * h] = tf32_operand<kWgmmaRoundingB>(v.x);      // row g (column n_in_box)
+      a[kk][2 * h + 1] = tf32_operand<kWgmmaRoundingB>(v.y);  // row g + 8 (n_in_box + 1)
     }
   wgmma_fence();
   const std::uint32_t a_tile = smem_addr(stage);
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) wgmma_tile<BM>(d, a[kk], desc_k_major_sw128(a_tile + 32 * kk));
+  for (int kk = 0; kk < 4; ++kk) wgmma_tf32_rs<BM>(d, a[kk], desc_k_major_sw128(a_tile + 32 * kk));
   wgmma_commit();
   wgmma_wait<0>();  // the stage (and the fragment registers) are free again
 }
@@ -212,9 +212,10 @@ inline VariantBuilder wgmma_variant(const std::string& family, const WgmmaTmaCon
       .spins()  // producer and consumers poll the stages' full/empty mbarriers
       .outputs_per_thread(double(tile.bm) * tile.bn / (tile.consumers() * 128))
       .note("computes C^T = B^T A^T: tf32 wgmma needs K-major shared operands and B is N-major, "
-            "so B^T is the register operand; FP32 inputs truncated to TF32 by the tensor core; "
-            "outputs per thread counted per tile over the consumer warpgroups; K or N not a "
-            "multiple of 4: A (B and C) copied to 16-byte row strides first, in the time")
+            "so B^T is the register operand; B rounded to TF32 (cvt.rna) in the registers, A "
+            "truncated to TF32 by the tensor core (it goes from TMA to the tensor core without a "
+            "register); outputs per thread counted per tile over the consumer warpgroups; K or N "
+            "not a multiple of 4: A (B and C) copied to 16-byte row strides first, in the time")
       .workspace([](const GemmShape& s) { return TmaPadding(s).bytes(); })
       .precondition([](const GemmShape&, const DeviceLimits& d) -> std::optional<std::string> {
         if (d.cc_major != 9 || d.cc_minor != 0)
@@ -248,6 +249,23 @@ inline KernelLaunch wgmma_launch(const WgmmaTmaConfig& tile,
     finish_tma_operands(t, ops, stream);
   };
   return l;
+}
+
+// One configuration of a wgmma family: wgmma_variant's facts, the launch of `kernel` on `grid`'s
+// blocks, the family's own `more` parameters and `facts`, and the unit roundoff of the operands'
+// TF32 conversion (one truncated, one rounded).
+template <WgmmaTmaConfig C>
+Variant wgmma_config_variant(const std::string& family, std::vector<Param> more,
+                             std::function<Dim3(const GemmShape&)> grid, WgKernel kernel,
+                             const std::function<void(VariantBuilder&)>& facts = {}) {
+  static_assert(WgTile<C.bm, C.bn, C.stages>::SMEM_BYTES == C.smem_bytes(),
+                "host and device agree on the shared-memory size");
+  VariantBuilder b = wgmma_variant(family, C, std::move(more));
+  b.launch(wgmma_launch(C, std::move(grid), kernel)).role(C.role);
+  if (facts) facts(b);
+  Variant v = b.build();
+  v.unit_roundoff = tf32_unit_roundoff(kWgmmaRoundingA, kWgmmaRoundingB);
+  return v;
 }
 
 }  // namespace gemm::tensor

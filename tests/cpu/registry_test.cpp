@@ -1,14 +1,17 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 
 #include "benchmark_names.h"
+#include "common/rung_changes.h"
 #include "registry.h"
 #include "ladder/tuned_configs.h"
 #include "tags.h"
 #include "variant.h"
+#include "variant_facts.h"
 
 namespace gemm {
 namespace {
@@ -109,9 +112,17 @@ TEST(Registry, TheTrackedAndEndToEndSetsHoldTheReferences) {
 
 TEST(Registry, ComputeTypeSetsTheUnitRoundoff) {
   for (const auto& v : all_variants()) {
-    EXPECT_EQ(v.unit_roundoff, unit_roundoff(v.compute)) << v.name();
-    if (v.compute == Compute::tf32) {
-      EXPECT_EQ(v.precision, Precision::fp32) << v.name();
+    if (v.compute != Compute::tf32) {
+      EXPECT_EQ(v.unit_roundoff, unit_roundoff(v.compute)) << v.name();
+      continue;
+    }
+    EXPECT_EQ(v.precision, Precision::fp32) << v.name();
+    // TF32: 2^-11 where both operands are rounded to the nearest TF32, up to 2^-10 where the
+    // tensor core truncates them; a variant that truncates an operand says which.
+    EXPECT_GE(v.unit_roundoff, unit_roundoff(Compute::tf32)) << v.name();
+    EXPECT_LE(v.unit_roundoff, 2 * unit_roundoff(Compute::tf32)) << v.name();
+    if (v.unit_roundoff > unit_roundoff(Compute::tf32)) {
+      EXPECT_NE(v.note.find("truncated"), std::string::npos) << v.name() << ": " << v.note;
     }
   }
 }
@@ -150,6 +161,99 @@ TEST(Registry, OneFamilyPerPrecisionAndRung) {
   }
 }
 
+// --- one change per rung ---------------------------------------------------------------------
+// The representatives of the built rung families, per ladder (level, storage precision and
+// arithmetic: the CUDA-core ladder of each precision, the TF32 and the FP64 tensor-core ladders),
+// in rung order.
+std::map<std::string, std::vector<const Variant*>> ladders() {
+  std::set<std::string> built;
+  for (const ManifestLine& line : manifest_lines())
+    if (line.add) built.insert(line.family);
+  std::map<std::string, std::vector<const Variant*>> out;
+  for (const auto& v : all_variants())
+    if (v.rung > 0 && v.role == Role::representative && built.count(v.family))
+      out[v.tags.front() + "/" + to_string(v.precision) + "/" + to_string(v.compute)].push_back(&v);
+  for (auto& [ladder, rungs] : out)
+    std::stable_sort(rungs.begin(), rungs.end(),
+                     [](const Variant* a, const Variant* b) { return a->rung < b->rung; });
+  return out;
+}
+
+TEST(RungChanges, TheFourLaddersAreThere) {
+  std::set<std::string> names;
+  for (const auto& [ladder, rungs] : ladders()) names.insert(ladder);
+  EXPECT_TRUE(names.count("ladder/fp32/fp32") && names.count("ladder/fp64/fp64") &&
+              names.count("tensor_core/fp32/tf32") && names.count("tensor_core/fp64/fp64"))
+      << names.size() << " ladders";
+}
+
+TEST(RungChanges, EachRungDiffersFromTheOneBelowInItsDeclaredChangeOnly) {
+  int pairs = 0;
+  for (const auto& [ladder, rungs] : ladders())
+    for (std::size_t i = 1; i < rungs.size(); ++i) {
+      const Variant &below = *rungs[i - 1], &rung = *rungs[i];
+      const std::string step = ladder + ": " + below.name() + " -> " + rung.name();
+      const RungChange* change = rung_change(rung.family);
+      ASSERT_NE(change, nullptr) << step << ": say what it changes in common/rung_changes.h";
+      ++pairs;
+      if (change->whole_configuration) {
+        EXPECT_GT(std::string(change->whole_configuration).size(), 20u) << step;
+        continue;
+      }
+      std::set<std::string> declared(change->keys.begin(), change->keys.end());
+      for (const AlsoDiffers& also : change->also) declared.insert(also.key);
+      for (const std::string& key : differing_fields(below, rung))
+        EXPECT_TRUE(declared.count(key))
+            << step << ": `" << key << "` differs but is neither the rung's change nor a declared "
+            << "exception (common/rung_changes.h)";
+    }
+  EXPECT_GE(pairs, 8 + 8 + 1) << "the CUDA-core ladders' and the FP64 tensor ladder's steps";
+}
+
+TEST(RungChanges, EveryDeclaredFieldDiffersOnALadderAndEveryEntryIsARungAboveAnother) {
+  std::map<std::string, std::set<std::string>> differs;  // family -> fields it changes somewhere
+  std::set<std::string> upper;                           // families with a rung below them
+  for (const auto& [ladder, rungs] : ladders())
+    for (std::size_t i = 1; i < rungs.size(); ++i) {
+      upper.insert(rungs[i]->family);
+      for (const std::string& key : differing_fields(*rungs[i - 1], *rungs[i]))
+        differs[rungs[i]->family].insert(key);
+    }
+  std::set<std::string> built;
+  for (const ManifestLine& line : manifest_lines())
+    if (line.add) built.insert(line.family);
+  for (const RungChange& c : rung_changes()) {
+    if (!built.count(c.family)) continue;  // an sm90a family of a build without it
+    EXPECT_TRUE(upper.count(c.family)) << c.family << ": not a rung above another on its ladder";
+    for (const char* key : c.keys)
+      EXPECT_TRUE(differs[c.family].count(key)) << c.family << ": declares `" << key
+                                                << "` as its change, which differs nowhere";
+    for (const AlsoDiffers& also : c.also) {
+      EXPECT_TRUE(differs[c.family].count(also.key))
+          << c.family << ": declares `" << also.key << "` as an exception, which differs nowhere";
+      EXPECT_GT(std::string(also.why).size(), 20u) << c.family << ": " << also.key;
+    }
+  }
+}
+
+TEST(RungChanges, ARepresentativesNoteSaysWhatElseDiffersFromTheRungBelow) {
+  for (const auto& [ladder, rungs] : ladders())
+    for (std::size_t i = 1; i < rungs.size(); ++i) {
+      const Variant& rung = *rungs[i];
+      const RungChange* change = rung_change(rung.family);
+      if (!change) continue;  // reported above
+      EXPECT_NE(rung.note.find("against " + rungs[i - 1]->family + ": "), std::string::npos)
+          << rung.name() << ": " << rung.note;
+      const std::set<std::string> differs = differing_fields(*rungs[i - 1], rung);
+      for (const AlsoDiffers& also : change->also)
+        if (differs.count(also.key)) {
+          EXPECT_NE(rung.note.find("also " + std::string(also.key) + ": " + also.why),
+                    std::string::npos)
+              << rung.name() << ": " << rung.note;
+        }
+    }
+}
+
 TEST(Registry, EveryVariantStartsWithItsLevelTag) {
   std::set<std::string> levels;
   for (const ManifestLine& line : manifest_lines()) levels.insert(line.level);
@@ -161,6 +265,14 @@ TEST(Registry, EveryVariantStartsWithItsLevelTag) {
     for (std::size_t i = 1; i < v.tags.size(); ++i)
       EXPECT_FALSE(levels.count(v.tags[i]) && v.tags[i] != tag::seed)
           << v.name() << ": a second level tag " << v.tags[i];
+  }
+}
+
+TEST(Registry, EachResultNamesItsVariantsLevel) {
+  for (const auto& v : all_variants()) {
+    const std::string json = variant_facts_json(v, {64, 64, 64}, false, false);
+    EXPECT_NE(json.find("\"level\": \"" + v.tags.front() + "\""), std::string::npos)
+        << v.name() << ": " << json;
   }
 }
 

@@ -14,6 +14,10 @@ checks what the study claims about it:
     the main loop: one BAR.SYNC (after initializing the mbarriers) against two in the barrier
     pipelines (prologue and loop), mbarrier waits (SYNCS.PHASECHK) and cp.async arrivals
     (ARRIVES.LDGSTSBAR) instead;
+  - each family whose file says `// SASS rounds to TF32` rounds the FP32 words that pass through
+    its registers to the nearest TF32 in every kernel (cvt.rna; ptxas keeps its test for a finite
+    value, FSETP.GEU.AND |R|, +INF, and drops the final mask where only the tensor core reads the
+    register), except its instances with Tf32Rounding::truncate, which have no such test;
   - each expected family is present at all (so the test cannot pass by reading the wrong files).
 
 Usage: sass_test.py CUOBJDUMP BUILD_DIR [--sm90a=ON|OFF]
@@ -32,20 +36,34 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAMILY_LINE = re.compile(r"^GEMM_FAMILY\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,", re.M)
 SASS_LINE = re.compile(r"^// SASS: (\S+)", re.M)
+ROUNDS_LINE = re.compile(r"^// SASS rounds to TF32", re.M)
+# cvt.rna.tf32.f32's test for a finite value (infinities and NaNs are passed on unrounded).
+FINITE_TEST = re.compile(r"\bFSETP\.GEU\.AND\b.*\|R\d+\|, \+INF")
+TRUNCATING = "12Tf32RoundingE1"  # the mangled template argument Tf32Rounding::truncate
+
+
+def family_files(root):
+    """[(family, build, its file's text)] of the manifest's families."""
+    manifest = open(os.path.join(root, "kernels", "manifest.inc")).read()
+    out = []
+    for _, family, build in FAMILY_LINE.findall(manifest):
+        for ext in ("cu", "cpp"):
+            for path in glob.glob(os.path.join(root, "kernels", "*", f"{family}.{ext}")):
+                out.append((family, build, open(path).read()))
+    return out
 
 
 def expected_opcodes(root):
     """[(family, opcode, needs sm90a)] from the manifest and the `// SASS:` lines of the families'
     files."""
-    manifest = open(os.path.join(root, "kernels", "manifest.inc")).read()
-    expected = []
-    for _, family, build in FAMILY_LINE.findall(manifest):
-        files = [f for ext in ("cu", "cpp")
-                 for f in glob.glob(os.path.join(root, "kernels", "*", f"{family}.{ext}"))]
-        for path in files:
-            for opcode in SASS_LINE.findall(open(path).read()):
-                expected.append((family, opcode, build == "sm90a"))
-    return expected
+    return [(family, opcode, build == "sm90a") for family, build, text in family_files(root)
+            for opcode in SASS_LINE.findall(text)]
+
+
+def rounding_families(root):
+    """[(family, needs sm90a)] of the families whose file says `// SASS rounds to TF32`."""
+    return [(family, build == "sm90a") for family, build, text in family_files(root)
+            if ROUNDS_LINE.search(text)]
 
 
 def family_kernel(family):
@@ -53,6 +71,19 @@ def family_kernel(family):
     template argument list (I): fp64_kernel's instances are not mma_fp64_kernel's."""
     name = family + "_kernel"
     return re.compile(str(len(name)) + re.escape(name) + "I")
+
+
+def family_members(kernels, family, not_built):
+    """{name: SASS} of the family's kernels; None (said as SKIP) where its target was not built;
+    {} (said as FAIL) where none is in the object files."""
+    if not_built:
+        print(f"SKIP {family}: built without sm_90a (GEMM_SM90A=OFF)")
+        return None
+    pattern = family_kernel(family)
+    members = {n: s for n, s in kernels.items() if pattern.search(n)}
+    if not members:
+        print(f"FAIL {family}: no kernel of this family in the object files")
+    return members
 
 
 # The ladder's pipelined kernel: the last template argument is MBAR (Lb1E: mbarriers, Lb0E: one
@@ -128,17 +159,10 @@ def main(argv):
         failures += 1
         print("FAIL no family names an opcode (`// SASS: OPCODE` in kernels/*/<family>.cu)")
     for family, opcode, needs_sm90a in expected:
-        if needs_sm90a and not sm90a:
-            print(f"SKIP {family}: built without sm_90a (GEMM_SM90A=OFF)")
-            continue
-        pattern = family_kernel(family)
-        members = {n: s for n, s in kernels.items() if pattern.search(n)}
-        if not members:
-            failures += 1
-            print(f"FAIL {family}: no kernel of this family in the object files")
-            continue
+        members = family_members(kernels, family, needs_sm90a and not sm90a)
+        failures += members == {}
         op = re.compile(r"\b" + re.escape(opcode) + r"(\.[A-Z0-9x]+)*\b")
-        for name, sass in sorted(members.items()):
+        for name, sass in sorted((members or {}).items()):
             count = sum(1 for l in sass if op.search(l))
             if count == 0:
                 failures += 1
@@ -158,6 +182,21 @@ def main(argv):
         failures += not ok
         print(f"{'OK  ' if ok else 'FAIL'} {name}: {bars} BAR.SYNC, {waits} mbarrier waits, "
               f"{arrivals} cp.async arrivals ({'mbarrier' if mbar else 'barrier'} pipeline)")
+    # 4. The TF32 rungs round their operands to the nearest TF32, as cuBLAS does.
+    rounding = rounding_families(ROOT)
+    if not rounding:
+        failures += 1
+        print("FAIL no family says `// SASS rounds to TF32`")
+    for family, needs_sm90a in rounding:
+        members = family_members(kernels, family, needs_sm90a and not sm90a)
+        failures += members == {}
+        for name, sass in sorted((members or {}).items()):
+            tests = sum(1 for l in sass if FINITE_TEST.search(l))
+            truncates = TRUNCATING in name
+            ok = tests == 0 if truncates else tests > 0
+            failures += not ok
+            print(f"{'OK  ' if ok else 'FAIL'} {name}: {tests} cvt.rna finite tests "
+                  f"({'truncating instance: none expected' if truncates else 'rounds to TF32'})")
     print(f"{'FAIL' if failures else 'OK'}   sass_test: {failures} failure(s)")
     return 1 if failures else 0
 
