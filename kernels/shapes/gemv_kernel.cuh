@@ -54,6 +54,8 @@ struct GemvShape {
   // Steps of B in flight: fewer as the rows of A grow, whose vectors take registers too.
   static constexpr int UNROLL = C.unroll * 4 / (MT > 4 ? MT : 4) > 0 ? C.unroll * 4 / (MT > 4 ? MT : 4) : 1;
   static constexpr int K_UNIT = WARPS * STEP;    // a K slice is whole steps of every warp
+  // Eight or more rows leave registers for one step of B per batch: batches are double-buffered.
+  static constexpr bool PREFETCH = MT >= 8;
   // Blocks per SM for __launch_bounds__: a register budget of 128 per thread for one row, 255
   // for the sums of more.
   static constexpr int MIN_BLOCKS =
@@ -107,9 +109,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
     }
   };
 
-  for (int k0 = k_begin; k0 < k_end; k0 += U * STEP) {
-    // B: U steps of STEP rows, CPL columns each, loaded before any FMA.
-    T b[U][STEP][CPL];
+  // B: U steps of STEP rows from k0, CPL columns each (zeros past k_end or N).
+  using BSteps = T[U][STEP][CPL];
+  auto load_b = [&](int k0, BSteps& b) {
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -131,6 +133,23 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
           }
         }
       }
+  };
+  // PREFETCH (many rows, few steps): the next steps' loads are issued before this step's FMAs,
+  // so that a warp keeps two batches of B in flight where registers allow only one step each.
+  BSteps b, next;
+  if constexpr (S::PREFETCH) load_b(k_begin, next);
+  for (int k0 = k_begin; k0 < k_end; k0 += U * STEP) {
+    if constexpr (S::PREFETCH) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int r = 0; r < STEP; ++r)
+#pragma unroll
+          for (int e = 0; e < CPL; ++e) b[u][r][e] = next[u][r][e];
+      if (k0 + U * STEP < k_end) load_b(k0 + U * STEP, next);
+    } else {
+      load_b(k0, b);  // all U steps before the first FMA
+    }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int k = k0 + u * STEP;

@@ -103,10 +103,14 @@ __device__ __forceinline__ void arrive_and_wait_all(unsigned* counters, int shar
   __syncthreads();
   if (threadIdx.x == 0) {
     atomicAdd(&counters[0], 1u);
-    unsigned seen;
-    do {
+    // Polls with pauses: a tile's waiting blocks poll one L2 line, which the blocks still
+    // streaming their inputs share the L2 with.
+    for (;;) {
+      unsigned seen;
       asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(&counters[0]) : "memory");
-    } while (seen < unsigned(shares));
+      if (seen >= unsigned(shares)) break;
+      __nanosleep(100);
+    }
   }
   __syncthreads();
 }
