@@ -7,11 +7,13 @@
 #
 # Usage: scripts/run_study.sh [--quick] [OUTPUT_ROOT]        (default OUTPUT_ROOT: reports)
 #   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, 0.02 s per benchmark,
-#             cross-check on 1 benchmark
+#             cross-check on 1 benchmark, no seed 001 series
 #
 # Settings (environment; defaults fit the study in 300 s on an H100 from a built tree):
 #   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64   STUDY_MIN_TIME=0.05 (seconds; 0.02 quick)
 #   STUDY_END_TO_END=on              STUDY_CROSSCHECK_SHAPE=1024x1024x1024
+#   STUDY_SEED_SERIES=on (off quick): seed 001's one-thread-per-block series and the serial CPU
+#                       baseline at the largest cube under the series' cap, into the same results
 #   STUDY_CROSSCHECK_LIMIT=0 (0: every benchmark tagged crosscheck)   BUILD_DIR=build
 #   STUDY_COUNTERS_CAP (gemm-bench --counters-cap: the write-ups' kernels' counters up to N^3;
 #                       default gemm-bench's, 1024)
@@ -24,7 +26,7 @@ out_root=$root/reports
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) out_root=$1 ;;
   esac
@@ -34,11 +36,11 @@ done
 if [ $quick = 1 ]; then
   sizes=${STUDY_SIZES:-1024,2048}; precisions=${STUDY_PRECISIONS:-fp32}
   end_to_end=${STUDY_END_TO_END:-off}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-1}
-  min_time=${STUDY_MIN_TIME:-0.02}
+  min_time=${STUDY_MIN_TIME:-0.02}; seed_series=${STUDY_SEED_SERIES:-off}
 else
   sizes=${STUDY_SIZES:-512,1024,2048,4096}; precisions=${STUDY_PRECISIONS:-fp32,fp64}
   end_to_end=${STUDY_END_TO_END:-on}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-0}
-  min_time=${STUDY_MIN_TIME:-0.05}
+  min_time=${STUDY_MIN_TIME:-0.05}; seed_series=${STUDY_SEED_SERIES:-on}
 fi
 counters_cap=${STUDY_COUNTERS_CAP:-}
 crosscheck_shape=${STUDY_CROSSCHECK_SHAPE:-1024x1024x1024}
@@ -97,6 +99,34 @@ t=$(now)
 "$bench" "${options[@]}" --benchmark_out="$work/results.json" --benchmark_out_format=json \
   >"$logs/gemm-bench.log" 2> >(tee "$logs/gemm-bench.progress.log" >&2) ||
   { tail -20 "$logs/gemm-bench.log"; echo "gemm-bench failed: logs in $logs" >&2; exit 1; }
+# Seed 001's one-thread-per-block series (single_thread_blocks, 1 to 1024 blocks) is capped below
+# the study's sizes: it runs at the largest cube under its cap (gemm-bench --help names the caps)
+# with the serial CPU baseline of that shape, kernel only and end to end (the write-up's speedups
+# include the copies), without counters (they would replay its second-long launches many times),
+# and its entries join the results.
+if [ "$seed_series" = on ]; then
+  edge=$("$bench" --help | sed -n 's/^ *single_thread_blocks: M\*N\*K <= \([0-9]*\)^3$/\1/p' | head -1)
+  if [ -n "$edge" ]; then
+    series=(--sizes="$edge" --precisions="$precisions" --min-time="$min_time" --end-to-end=on --counters=off
+            --benchmark_filter='^gemm(_e2e)?/fp[0-9]+/(single_thread_blocks|cpu_serial)/')
+    cmd="$cmd; seed 001 series: gemm-bench ${series[*]}"
+    echo "seed 001 series at ${edge}^3: gemm-bench ${series[*]}"
+    "$bench" "${series[@]}" --benchmark_out="$work/series.json" --benchmark_out_format=json \
+      >"$logs/seed-series.log" 2>&1 ||
+      { tail -20 "$logs/seed-series.log"; echo "gemm-bench (seed 001 series) failed: logs in $logs" >&2; exit 1; }
+    "$python" - "$work/results.json" "$work/series.json" <<'EOF'
+import json
+import sys
+
+results, series = (json.load(open(path)) for path in sys.argv[1:3])
+results["benchmarks"] += series["benchmarks"]
+with open(sys.argv[1], "w") as out:
+    json.dump(results, out, indent=2)
+EOF
+  else
+    echo "seed 001 series not run: gemm-bench --help names no cap for single_thread_blocks"
+  fi
+fi
 seconds[bench]=$(since "$t")
 slug=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["gpu_slug"])' "$work/results.json")
 out=$out_root/$slug
