@@ -50,7 +50,7 @@ SCALING_COLUMNS = ["variant", "precision", "shape", "median_ms", "gflops", "spee
 NCU_FOLDER = "ncu"
 
 
-def ncu_agreement(kernel, exports, l2_bytes=0):
+def ncu_agreement(kernel, exports, l2_bytes=0, sm_count=0):
     by_benchmark = {}
     for path in exports:
         if not path.is_file():
@@ -58,8 +58,10 @@ def ncu_agreement(kernel, exports, l2_bytes=0):
         # Several exports of one run (counts, and the cache-state session) add up per benchmark.
         by_benchmark = ncu.merge_by_benchmark(by_benchmark,
                                               ncu.sum_by_benchmark(ncu.parse_raw_csv(path.read_text())))
-    cupti = {row["name"]: row.to_dict() for _, row in kernel.iterrows()}
-    table = ncu.crosscheck(cupti, by_benchmark, l2_bytes)
+    # As the cross-check script gives them: the variant fact `spins` a plain bool (False where the
+    # results did not record it), the GPU's SM count for the occupancy rules.
+    cupti = {row["name"]: {**row.to_dict(), "spins": bool(row.get("spins") == 1)} for _, row in kernel.iterrows()}
+    table = ncu.crosscheck(cupti, by_benchmark, l2_bytes, sm_count)
     if not table:
         return "No benchmark of the results appears in the ncu exports."
     return ncu.agreement_markdown(table)
@@ -212,7 +214,7 @@ def ncu_section(args, kernel, context):
                   f"[{NCU_FOLDER}/{target.name}]({NCU_FOLDER}/{target.name}). {tally_line(text)}", ""]
     if args.ncu:
         l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
-        text = ncu_agreement(kernel, args.ncu, l2_bytes)
+        text = ncu_agreement(kernel, args.ncu, l2_bytes, context_value(context, "gpu_sm_count", default=0))
         if text.startswith("|"):
             (folder / "agreement.md").write_text(text + "\n")
             lines += [f"From the given exports ({', '.join(p.name for p in args.ncu)}): "
