@@ -12,9 +12,14 @@ command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build"
 (cd "$build" && ctest --output-on-failure)
-# ctest hides the output of skipped tests: show why the GPU tests were skipped, if they were.
-if reason=$(grep -h -m1 "no CUDA device available" "$build/Testing/Temporary/LastTest.log"); then
+# ctest hides the output of skipped tests: show why the GPU tests and the SASS test were skipped,
+# if they were.
+log=$build/Testing/Temporary/LastTest.log
+if reason=$(grep -h -m1 "no CUDA device available" "$log"); then
   echo "GPU tests skipped: ${reason#*Skipped }"
+fi
+if reason=$(grep -h -m1 "^SKIP cuobjdump not found" "$log"); then
+  echo "SASS test (cpu.sass) skipped: ${reason#SKIP }"
 fi
 # The Python tools' tests, under coverage: a rule no test reaches shows up as an uncovered line.
 "$python" -m coverage run --rcfile=/dev/null --source="$root/scripts" -m pytest -q "$root/scripts/tests"
