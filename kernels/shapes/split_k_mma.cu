@@ -2,7 +2,7 @@
 // rungs: TF32 m16n8k8 (mma_tf32_pipelined's tile, FP32 storage) and FP64 m16n8k16 (DMMA,
 // mma_fp64_m16n8k16's tile, compute capability 9.0+). 128 x 128 tiles for shapes that need only
 // more blocks (128 x 128 x 65536: one tile, a slice per SM), 64- and 32-row tiles for the decode
-// shapes (32 to 128 rows against thousands of columns).
+// shapes (32 to 128 rows against thousands of columns), 64-column tiles for the tall ones.
 #include "shapes/split_variants.cuh"
 
 namespace gemm {
@@ -17,7 +17,10 @@ constexpr MmaSyncConfig kTf32Mid{.bm = 64, .bn = 128, .bk = 32, .wm = 32, .wn = 
                                  .min_blocks = 2};
 constexpr MmaSyncConfig kTf32Short{.bm = 32, .bn = 128, .bk = 32, .wm = 16, .wn = 64, .stages = 4,
                                    .min_blocks = 3};
+constexpr MmaSyncConfig kTf32Narrow{.bm = 128, .bn = 64, .bk = 32, .wm = 64, .wn = 32, .stages = 4,
+                                    .min_blocks = 2};
 constexpr MmaSyncConfig kFp64Wide{.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32, .stages = 4};
+constexpr MmaSyncConfig kFp64Narrow{.bm = 128, .bn = 64, .bk = 16, .wm = 64, .wn = 32, .stages = 4};
 constexpr MmaSyncConfig kFp64Mid{.bm = 64, .bn = 64, .bk = 16, .wm = 32, .wn = 32, .stages = 4};
 constexpr MmaSyncConfig kFp64Short{.bm = 32, .bn = 128, .bk = 16, .wm = 16, .wn = 64, .stages = 4};
 
@@ -38,9 +41,11 @@ void add_split_k_mma_variants(std::vector<Variant>& out) {
   add_config<float, tensor::Tf32PipeTile, kTf32Wide>(out);
   add_config<float, tensor::Tf32PipeTile, kTf32Mid>(out);
   add_config<float, tensor::Tf32PipeTile, kTf32Short>(out);
+  add_config<float, tensor::Tf32PipeTile, kTf32Narrow>(out);
   add_config<double, tensor::Fp64K16Tile, kFp64Wide>(out);
   add_config<double, tensor::Fp64K16Tile, kFp64Mid>(out);
   add_config<double, tensor::Fp64K16Tile, kFp64Short>(out);
+  add_config<double, tensor::Fp64K16Tile, kFp64Narrow>(out);
 }
 
 }  // namespace gemm
