@@ -144,38 +144,47 @@ def render(wins, source):
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", type=Path, nargs="+")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--dry-run", action="store_true", help="print the file instead of writing it")
-    args = ap.parse_args(argv)
+def read_sweeps(paths):
+    """(times, anchors, sources) of the files, a later file's (arithmetic, shape) replacing an
+    earlier one's; InputError naming the file that cannot be read."""
     times, anchors, sources = {}, {}, []
-    for path in args.results:
+    for path in paths:
         try:
             context, benchmarks = results.load_results(path)
             t, a = collect(benchmarks)
         except (InputError, ValueError, TypeError, KeyError, AttributeError) as e:
-            print(f"tune_shapes: {path}: {e}", file=sys.stderr)
-            return 2
+            raise InputError(f"{path}: {e}") from e
         times.update(t)
         anchors.update(a)
         sources.append(f"{path.name}, {context.get('gpu_name', 'unknown GPU')}, "
                        f"{context.get('date', '')}".strip(", "))
-    wins = winners(times, anchors)
-    if not wins:
-        print(f"tune_shapes: {' '.join(map(str, args.results))} has no successful candidate "
-              "benchmarks (run scripts/tune_shapes.sh)", file=sys.stderr)
-        return 2
-    text = render(wins, "; ".join(sources))
-    if args.dry_run:
-        sys.stdout.write(text)
-        return 0
+    return times, anchors, sources
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", type=Path, nargs="+")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--dry-run", action="store_true", help="print the table instead of writing it")
+    args = ap.parse_args(argv)
     try:
-        args.out.write_text(text)
+        times, anchors, sources = read_sweeps(args.results)
+        wins = winners(times, anchors)
+        if not wins:
+            raise InputError(f"{' '.join(map(str, args.results))} has no successful candidate "
+                             "benchmarks (run scripts/tune_shapes.sh)")
+        text = render(wins, "; ".join(sources))
+        if not args.dry_run:
+            args.out.write_text(text)
+    except InputError as e:
+        print(f"tune_shapes: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"tune_shapes: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 2
+    if args.dry_run:
+        sys.stdout.write(text)
+        return 0
     for arith, shape, name, ms, _, anchor, anchor_ms in wins:
         share = f" {100.0 * anchor_ms / ms:.0f}% of {anchor}" if anchor else ""
         print(f"{arith} {'x'.join(map(str, shape))}: {name}{share}")
