@@ -2,6 +2,10 @@
 // are multiples of no tile, with fresh random inputs and NaN-poisoned output.
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <optional>
+#include <vector>
+
 #include "cuda_check.h"
 #include "gpu_test_support.h"
 #include "ladder/tuned_configs.h"
@@ -167,6 +171,79 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<CorrectnessTunedConfig::ParamType>& info) {
       return test_case_name(tuned_configs()[std::get<0>(info.param)], std::get<1>(info.param));
     });
+
+// --- TF32 rounding ----------------------------------------------------------------------------
+// x = 1 + 2^-11 + 2^-12 lies 3/4 of a TF32 ulp above 1: its nearest TF32 (cvt.rna) is 1 + 2^-10,
+// its truncation 1. With one operand all x and the other all ones, every element of C is
+// K (1 + 2^-10) where the kernel rounds that operand and K where the tensor core truncates it,
+// exactly (the partial sums need at most 18 significant bits).
+constexpr float kBetweenTf32s = 1.0f + 0x1p-11f + 0x1p-12f;
+const GemmShape kRoundingShape{256, 256, 256};  // whole tiles of every TF32 rung
+
+// C of v at kRoundingShape with A all `a` and B all `b`.
+std::vector<float> product_of_constants(const Variant& v, float a, float b) {
+  const GemmShape s = kRoundingShape;
+  const std::vector<float> host_a(s.m * s.k, a), host_b(s.k * s.n, b);
+  DeviceBuffer dev_a(host_a.size() * sizeof(float)), dev_b(host_b.size() * sizeof(float));
+  DeviceBuffer dev_c(std::size_t(s.m * s.n) * sizeof(float));
+  DeviceBuffer workspace(v.workspace_bytes(s));
+  GEMM_CUDA_CHECK(cudaMemcpy(dev_a.get(), host_a.data(), dev_a.bytes(), cudaMemcpyHostToDevice));
+  GEMM_CUDA_CHECK(cudaMemcpy(dev_b.get(), host_b.data(), dev_b.bytes(), cudaMemcpyHostToDevice));
+  if (workspace.bytes()) GEMM_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.bytes()));
+  Operands ops;
+  ops.a = dev_a.get();
+  ops.b = dev_b.get();
+  ops.c = dev_c.get();
+  ops.shape = s;
+  ops.workspace = workspace.get();
+  ops.workspace_bytes = workspace.bytes();
+  v.run(ops, test_stream());
+  GEMM_CUDA_CHECK(cudaStreamSynchronize(test_stream()));
+  std::vector<float> c(s.m * s.n);
+  GEMM_CUDA_CHECK(cudaMemcpy(c.data(), dev_c.get(), dev_c.bytes(), cudaMemcpyDeviceToHost));
+  return c;
+}
+
+// Whether v rounds the operand that is all x (true) or lets the tensor core truncate it, read
+// from C; nothing when C is neither (printed).
+std::optional<bool> rounds(const Variant& v, bool operand_a) {
+  const double k = double(kRoundingShape.k);
+  const std::vector<float> c = operand_a ? product_of_constants(v, kBetweenTf32s, 1.0f)
+                                         : product_of_constants(v, 1.0f, kBetweenTf32s);
+  int rounded = 0, truncated = 0;
+  for (float e : c) {
+    rounded += e == float(k * (1 + 0x1p-10));
+    truncated += e == float(k);
+  }
+  if (rounded == int(c.size())) return true;
+  if (truncated == int(c.size())) return false;
+  std::cout << v.name() << ": C[0] = " << c[0] << ", neither " << k * (1 + 0x1p-10) << " nor " << k
+            << " everywhere\n";
+  return std::nullopt;
+}
+
+TEST(CorrectnessTf32Rounding, EachRungRoundsOrTruncatesTheOperandsItSaysItDoes) {
+  GEMM_REQUIRE_GPU();
+  int checked = 0;
+  for (const Variant& v : all_variants()) {
+    if (v.compute != Compute::tf32 || !v.has_tag(tag::tensor_core)) continue;
+    if (check_launch(v, kRoundingShape, device().limits)) continue;  // sm_90a code elsewhere
+    // What the families say: mma_tf32 and mma_tf32_pipelined round A and B (its truncating
+    // instance neither); the wgmma rungs round their register operand, B, and leave the TMA
+    // operand, A, to the tensor core's truncation.
+    const bool wgmma = v.family.rfind("wgmma", 0) == 0;
+    const bool truncating = param(v, "truncated") == 1;
+    EXPECT_EQ(rounds(v, true), std::optional<bool>(!wgmma && !truncating)) << v.name() << ": A";
+    EXPECT_EQ(rounds(v, false), std::optional<bool>(!truncating)) << v.name() << ": B";
+    ++checked;
+  }
+  EXPECT_GE(checked, 2) << "mma_tf32 and mma_tf32_pipelined run on every GPU with TF32";
+  // What cuBLAS's TF32 path does with the same operands, for the record.
+  const Variant& cublas = find_variant("cublas_tf32", Precision::fp32);
+  auto said = [](std::optional<bool> r) { return !r ? "neither" : *r ? "rounded" : "truncated"; };
+  std::cout << "[ info     ] cublas_tf32: A " << said(rounds(cublas, true)) << ", B "
+            << said(rounds(cublas, false)) << "\n";
+}
 
 TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
   GEMM_REQUIRE_GPU();
