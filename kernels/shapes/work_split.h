@@ -47,14 +47,15 @@ struct SplitK {
   }
 };
 
-// The slices that give `tiles` output tiles about `waves` full waves of `slots` resident blocks
+// The slices that give `tiles` output tiles at most `waves` full waves of `slots` resident blocks
 // (SMs x blocks per SM), keeping at least `min_k_tiles` k-tiles per slice: the rule that turns
 // the device's size into a split (1 where the tiles already fill the slots, or without a device).
+// Rounded down: one block over a wave would start a second wave, and a grid that fits the device
+// lets every slice's block sum a share of its tile.
 inline int slices_to_fill(std::int64_t tiles, int k_tiles, std::int64_t slots, double waves,
                           int min_k_tiles) {
   if (tiles <= 0 || slots <= 0 || waves <= 0) return 1;
-  const double wanted = waves * double(slots) / double(tiles);
-  int slices = wanted < 1.5 ? 1 : int(wanted + 0.5);
+  int slices = int(waves * double(slots) / double(tiles));
   const int most = k_tiles / (min_k_tiles < 1 ? 1 : min_k_tiles);
   if (slices > most) slices = most;
   return slices < 1 ? 1 : slices;

@@ -37,7 +37,9 @@ TEST(SplitK, NineKTilesAskedInFourSlicesAreThreeOfThree) {
 TEST(SplitK, TheFillRuleGivesOneWaveAndKeepsEnoughKTilesPerSlice) {
   // 1 tile of 128 x 128 x 65536 (k-tiles of 32: 2048) on 132 SMs x 1 block: 132 slices.
   EXPECT_EQ(slices_to_fill(1, 2048, 132, 1.0, 4), 132);
-  // 16 tiles (512^3) on 264 slots: 16.5 -> 17, but only 16 k-tiles of 32: at least 4 each.
+  // 16 tiles (512^3) on 264 slots: 16 slices (17 would be 272 blocks, a second wave), but only
+  // 16 k-tiles of 32: at least 4 each.
+  EXPECT_EQ(slices_to_fill(16, 512, 264, 1.0, 4), 16);
   EXPECT_EQ(slices_to_fill(16, 16, 264, 1.0, 4), 4);
   // Tiles that fill the slots already, or no device (0 slots): no split.
   EXPECT_EQ(slices_to_fill(1024, 128, 264, 1.0, 4), 1);
