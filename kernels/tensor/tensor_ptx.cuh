@@ -18,8 +18,8 @@ namespace gemm::tensor {
 // kept in a 32-bit register. Without it the tensor core simply ignores the low 13 bits
 // (truncation): twice the error, and a bias towards zero.
 // On sm_90 three instructions: a test for a finite value, the addition of half a TF32 ulp to the
-// bits of a finite one, the clearing of the low 13 bits (where the result only feeds the tensor
-// core, which ignores those bits, ptxas leaves the last one out).
+// bits of a finite one, the clearing of the low 13 bits (where the result only feeds mma.sync,
+// which ignores those bits, ptxas leaves the last one out; before wgmma it keeps it).
 __device__ __forceinline__ std::uint32_t to_tf32(float x) {
   std::uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));

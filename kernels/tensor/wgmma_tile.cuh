@@ -84,7 +84,8 @@ struct FragmentSlot {
 };
 
 // The TF32 operands. B^T, the register operand, is rounded to the nearest TF32 (cvt.rna, as
-// cuBLAS's TF32 path does) as its fragments are loaded. A^T, the shared-memory operand, goes from
+// cuBLAS's TF32 path does) as its fragments are loaded: 3 instructions for each of a consumer
+// thread's 16 fragment words per k-tile, against the 4 wgmmas they feed. A^T, the shared-memory operand, goes from
 // TMA to the tensor core without passing a register, so the tensor core truncates it (reads the
 // top 19 bits): rounding it would take a pass over each stage in shared memory (a load, the
 // rounding and a store of every element of A's tile, then a barrier and an async-proxy fence
