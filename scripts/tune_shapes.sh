@@ -42,5 +42,9 @@ else
     files+=("$json")
   done
 fi
-python3 "$root/scripts/tune_shapes.py" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc"
+# The project's Python (scripts/bootstrap) where it exists: the tools need numpy.
+python="$root/.venv/bin/python"
+[ -x "$python" ] || python=python3
+"$python" "$root/scripts/tune_shapes.py" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc" ||
+  { echo "tune_shapes.sh: the sweep's JSON is in ${files[*]}: run scripts/tune_shapes.sh --from-json ${files[*]} where the Python tools run" >&2; exit 1; }
 echo "rebuild (cmake --build build) to compile the new table into auto and auto_tf32"
