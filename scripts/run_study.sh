@@ -14,6 +14,9 @@
 #   STUDY_END_TO_END=on              STUDY_CROSSCHECK_SHAPE=1024x1024x1024
 #   STUDY_SEED_SERIES=on (off quick): seed 001's one-thread-per-block series and the serial CPU
 #                       baseline at the largest cube under the series' cap, into the same results
+#   STUDY_TAGS=seed,ladder,tensor_core,reference,cpu (gemm-bench --tags: the ladder and its
+#                       references; the kernels for other shapes are studied over the shape
+#                       suite, tests/gpu/shapes_gpu.sh study)
 #   STUDY_CROSSCHECK_LIMIT=0 (0: every benchmark tagged crosscheck)   BUILD_DIR=build
 #   STUDY_COUNTERS_CAP (gemm-bench --counters-cap: the write-ups' kernels' counters up to N^3;
 #                       default gemm-bench's, 1024)
@@ -26,7 +29,7 @@ out_root=$root/reports
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) out_root=$1 ;;
   esac
@@ -90,8 +93,9 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 
 work=$(mktemp -d)
+tags=${STUDY_TAGS:-seed,ladder,tensor_core,reference,cpu}
 options=(--sizes="$sizes" --precisions="$precisions" --min-time="$min_time" --end-to-end="$end_to_end"
-         ${counters_cap:+--counters-cap="$counters_cap"})
+         --tags="$tags" ${counters_cap:+--counters-cap="$counters_cap"})
 cmd="scripts/run_study.sh$( [ $quick = 1 ] && echo ' --quick' || true) (gemm-bench ${options[*]} --benchmark_out=results.json)"
 stage "gemm-bench: verify, time and count every variant (${options[*]})"
 t=$(now)
