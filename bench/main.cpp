@@ -55,46 +55,49 @@ std::string seconds_text(double s) {
 }
 
 void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
-  if (ctx.device)
+  if (!ctx.device) {
+    // A run without a GPU (--cpu-only, or none found) times the serial CPU baseline alone: the
+    // GPU's timing, cache, clock and counter settings would describe nothing that ran.
+    benchmark::AddCustomContext("timing", "host time of the serial CPU baseline (no GPU in this run)");
+  } else {
     for (const auto& [key, value] : gemm::context_entries(*ctx.device))
       benchmark::AddCustomContext(key, value);
-  benchmark::AddCustomContext(
-      "timing", ctx.options.profile
-                    ? "profile mode: one launch per benchmark, for external profilers"
-                    : "kernel only: CUDA events around the launches after a warm-up launch; "
-                      "gflops and pct_of_cublas from the median launch time; gemm_e2e "
-                      "benchmarks include the host-device copies; cpu_serial is host time");
-  benchmark::AddCustomContext("l2_state", ctx.options.flush_l2 ? "cold" : "warm");
-  benchmark::AddCustomContext("l2_state_detail",
-                              ctx.options.flush_l2
-                                  ? "cold: L2 flushed before every timed iteration and before "
-                                    "the counters' launch"
-                                  : "warm: inputs reused across launches; each counter pass "
-                                    "after an unprofiled launch");
-  // The same, for tools: what ran before each counter pass.
-  benchmark::AddCustomContext("counter_pass_preparation",
-                              ctx.options.flush_l2 ? "l2_flush" : "warm_up_launch");
-  benchmark::AddCustomContext("counters", ctx.counters.status());
-  benchmark::AddCustomContext("verification",
-                              "once per benchmark on NaN-poisoned output against an FP64 "
-                              "(host) or double-double (device) reference; counter max_rel_err");
-  benchmark::AddCustomContext(
-      "clock",
-      "every timed iteration is a sample with its SM clock: NVML's current SM clock read right "
-      "before and right after it (averaged); a sample more than 2% below the benchmark's median "
-      "clock is flagged and left out of median_ms; sm_clock_mhz: median clock of the unflagged "
-      "samples; clock_throttled: a power or thermal clock-event reason during any sample; "
-      "samples.slowdown names them");
-  benchmark::AddCustomContext(
-      "power_state",
-      ctx.options.sustained_from_edge
-          ? "sustained for M*N*K >= " + std::to_string(*ctx.options.sustained_from_edge) +
-                "^3: launches back to back until the GPU has been under load for " +
-                seconds_text(ctx.options.sustained_s) +
-                " s (load just before counts) and the clock has settled; burst below (20 ms "
-                "of load first); counter sustained per benchmark"
-          : "burst: 20 ms of load before each benchmark's samples (--sustained-from=off)");
-  if (ctx.device) {
+    benchmark::AddCustomContext(
+        "timing", ctx.options.profile
+                      ? "profile mode: one launch per benchmark, for external profilers"
+                      : "kernel only: CUDA events around the launches after a warm-up launch; "
+                        "gflops and pct_of_cublas from the median launch time; gemm_e2e "
+                        "benchmarks include the host-device copies; cpu_serial is host time");
+    benchmark::AddCustomContext("l2_state", ctx.options.flush_l2 ? "cold" : "warm");
+    benchmark::AddCustomContext("l2_state_detail",
+                                ctx.options.flush_l2
+                                    ? "cold: L2 flushed before every timed iteration and before "
+                                      "the counters' launch"
+                                    : "warm: inputs reused across launches; each counter pass "
+                                      "after an unprofiled launch");
+    // The same, for tools: what ran before each counter pass.
+    benchmark::AddCustomContext("counter_pass_preparation",
+                                ctx.options.flush_l2 ? "l2_flush" : "warm_up_launch");
+    benchmark::AddCustomContext("counters", ctx.counters.status());
+    benchmark::AddCustomContext("verification",
+                                "once per benchmark on NaN-poisoned output against an FP64 "
+                                "(host) or double-double (device) reference; counter max_rel_err");
+    benchmark::AddCustomContext(
+        "clock",
+        "every timed iteration is a sample with its SM clock: NVML's current SM clock read right "
+        "before and right after it (averaged); a sample more than 2% below the benchmark's median "
+        "clock is flagged and left out of median_ms; sm_clock_mhz: median clock of the unflagged "
+        "samples; clock_throttled: a power or thermal clock-event reason during any sample; "
+        "samples.slowdown names them");
+    benchmark::AddCustomContext(
+        "power_state",
+        ctx.options.sustained_from_edge
+            ? "sustained for M*N*K >= " + std::to_string(*ctx.options.sustained_from_edge) +
+                  "^3: launches back to back until the GPU has been under load for " +
+                  seconds_text(ctx.options.sustained_s) +
+                  " s (load just before counts) and the clock has settled; burst below (20 ms "
+                  "of load first); counter sustained per benchmark"
+            : "burst: 20 ms of load before each benchmark's samples (--sustained-from=off)");
     const gemm::Nvml& nvml = gemm::Nvml::for_device(ctx.device->ordinal);
     if (const auto mhz = nvml.max_sm_mhz())
       benchmark::AddCustomContext("sm_clock_max_mhz_nvml", std::to_string(int(*mhz)));

@@ -85,6 +85,65 @@ void FactsJsonReporter::ReportRuns(const std::vector<Run>& runs) {
   }
 }
 
+namespace {
+
+// Top-level entries of the JSON list that starts at text[open] ('['); -1 if it does not close.
+long list_entries(const std::string& text, std::size_t open) {
+  long entries = 0;
+  int depth = 0;
+  bool in_string = false, empty = true;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '[' || c == '{') ++depth;
+    else if (c == ']' || c == '}') {
+      if (--depth == 0) return empty ? 0 : entries + 1;
+    } else if (c == ',' && depth == 1) {
+      ++entries;
+    }
+    if (depth >= 1 && i > open && c != ' ' && c != '\n') empty = false;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string abbreviate_context_lists(const std::string& context_text) {
+  // Longer than a terminal line: the per-family summaries above the table already say what
+  // these lists hold, and the JSON file's context keeps them whole.
+  constexpr std::size_t kLongLine = 160;
+  std::istringstream lines(context_text);
+  std::string line, out;
+  while (std::getline(lines, line)) {
+    const std::size_t colon = line.find(": [");
+    if (line.size() > kLongLine && colon != std::string::npos) {
+      const long entries = list_entries(line, colon + 2);
+      if (entries >= 0)
+        line = line.substr(0, colon) + ": " + std::to_string(entries) +
+               " entries (listed in full in the JSON file's context)";
+    }
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+bool ProgressReporter::ReportContext(const Context& context) {
+  // Google Benchmark writes the context to the error stream; catch it there and shorten it.
+  std::ostringstream text;
+  std::ostream& terminal = GetErrorStream();
+  SetErrorStream(&text);
+  const bool ok = ConsoleReporter::ReportContext(context);
+  SetErrorStream(&terminal);
+  terminal << abbreviate_context_lists(text.str());
+  return ok;
+}
+
 void ProgressReporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
   for (const auto& run : runs) {

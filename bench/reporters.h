@@ -30,6 +30,7 @@ class ProgressReporter : public benchmark::ConsoleReporter {
  public:
   ProgressReporter(std::size_t total_runs, OutputOptions options)
       : ConsoleReporter(options), total_(total_runs) {}
+  bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
 
  private:
@@ -45,6 +46,10 @@ benchmark::ConsoleReporter::OutputOptions console_output_options(
     const std::vector<std::string>& passthrough, bool is_color_terminal);
 // Whether stdout is a terminal that shows colour (Google Benchmark's "auto").
 bool color_terminal();
+
+// The context block as Google Benchmark prints it, with each line whose value is a long JSON
+// list ("skipped: [...]") shortened to its number of entries. Exposed for its test.
+std::string abbreviate_context_lists(const std::string& context_text);
 
 // Inserts `"variant": facts,` as the first member of each JSON object in `entries` (the text
 // JSONReporter writes for a list of runs). Exposed for its test.

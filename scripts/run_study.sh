@@ -18,6 +18,8 @@
 #                       references; the kernels for other shapes are studied over the shape
 #                       suite, tests/gpu/shapes_gpu.sh study)
 #   STUDY_CROSSCHECK_LIMIT=0 (0: every benchmark tagged crosscheck)   BUILD_DIR=build
+#   STUDY_COUNTERS=on, STUDY_CROSSCHECK=on: off for a run that only re-measures times (about
+#                       half the study's time), e.g. the second of two runs that compare.py checks
 #   STUDY_COUNTERS_CAP (gemm-bench --counters-cap: the write-ups' kernels' counters up to N^3;
 #                       default gemm-bench's, 1024)
 #   GEMM_GIT_REVISION names the revision where the tree is not a git checkout.
@@ -29,7 +31,7 @@ out_root=$root/reports
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     -*) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) out_root=$1 ;;
   esac
@@ -46,6 +48,10 @@ else
   min_time=${STUDY_MIN_TIME:-0.05}; seed_series=${STUDY_SEED_SERIES:-on}
 fi
 counters_cap=${STUDY_COUNTERS_CAP:-}
+counters=${STUDY_COUNTERS:-on}; crosscheck=${STUDY_CROSSCHECK:-on}
+for setting in "STUDY_COUNTERS=$counters" "STUDY_CROSSCHECK=$crosscheck"; do
+  case ${setting#*=} in on|off) ;; *) echo "error: $setting: expected on or off" >&2; exit 2 ;; esac
+done
 crosscheck_shape=${STUDY_CROSSCHECK_SHAPE:-1024x1024x1024}
 build=${BUILD_DIR:-$root/build}
 bench=$build/bench/gemm-bench
@@ -84,10 +90,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   if [ $quick = 1 ]; then what="--quick's GPU part (sizes $sizes, $precisions)"; else what="the study (sizes $sizes, $precisions)"; fi
   echo "Not run: $what, its counters, the ncu cross-check and the report: they need a GPU."
   echo "Runs here: the serial CPU baseline at 256^3 and 512^3 (gemm-bench --cpu-only --sizes=256,512)."
-  # gemm-bench's context lines that only mean something on a GPU (clock method, counters, L2
-  # state, power state, kernel timing) are dropped from the terminal; the log keeps them.
-  "$bench" --cpu-only --sizes=256,512 2>&1 | tee "$logs/cpu-baseline.log" |
-    grep -v -E '^(clock|counters[a-z_]*|l2_state[a-z_]*|power_state|timing): ' || true
+  "$bench" --cpu-only --sizes=256,512 2>&1 | tee "$logs/cpu-baseline.log" || true
   echo "Results measured on GPUs are committed under $root/reports/ (see reports/*/report.md); logs: $logs"
   exit 0
 fi
@@ -96,6 +99,7 @@ work=$(mktemp -d)
 tags=${STUDY_TAGS:-seed,ladder,tensor_core,reference,cpu}
 options=(--sizes="$sizes" --precisions="$precisions" --min-time="$min_time" --end-to-end="$end_to_end"
          --tags="$tags" ${counters_cap:+--counters-cap="$counters_cap"})
+[ "$counters" = off ] && options+=(--counters=off)
 cmd="scripts/run_study.sh$( [ $quick = 1 ] && echo ' --quick' || true) (gemm-bench ${options[*]} --benchmark_out=results.json)"
 stage "gemm-bench: verify, time and count every variant (${options[*]})"
 t=$(now)
@@ -138,12 +142,16 @@ mkdir -p "$out/ncu" "$out/logs"
 cp "$work/results.json" "$out/"
 rm -f "$out/stages.json"
 
-stage "cross-check: CUPTI vs ncu at $crosscheck_shape (tag crosscheck$([ "$crosscheck_limit" != 0 ] && echo ", first $crosscheck_limit"))"
-t=$(now)
-"$python" "$root/scripts/ncu_crosscheck.py" --bench "$bench" --shape "$crosscheck_shape" \
-  --precisions "$precisions" --limit "$crosscheck_limit" --out "$out/ncu" 2>&1 | tee "$logs/crosscheck.log" |
-  tail -3 || echo "ncu cross-check reported a disagreement or failed: see $out/ncu/ and logs/crosscheck.log"
-seconds[crosscheck]=$(since "$t")
+if [ "$crosscheck" = on ]; then
+  stage "cross-check: CUPTI vs ncu at $crosscheck_shape (tag crosscheck$([ "$crosscheck_limit" != 0 ] && echo ", first $crosscheck_limit"))"
+  t=$(now)
+  "$python" "$root/scripts/ncu_crosscheck.py" --bench "$bench" --shape "$crosscheck_shape" \
+    --precisions "$precisions" --limit "$crosscheck_limit" --out "$out/ncu" 2>&1 | tee "$logs/crosscheck.log" |
+    tail -3 || echo "ncu cross-check reported a disagreement or failed: see $out/ncu/ and logs/crosscheck.log"
+  seconds[crosscheck]=$(since "$t")
+else
+  stage "cross-check: not run (STUDY_CROSSCHECK=off)"
+fi
 
 record_stages() {  # the breakdown so far, into stages.json next to the results
   local args=() name
@@ -151,7 +159,8 @@ record_stages() {  # the breakdown so far, into stages.json next to the results
   "$python" -m gemm_study.stages --results "$out/results.json" --out "$out/stages.json" "${args[@]}" \
     --setting "sizes=$sizes" --setting "precisions=$precisions" --setting "min_time=$min_time" \
     --setting "end_to_end=$end_to_end" --setting "quick=$quick" \
-    --setting "counters_cap=${counters_cap:-default}"
+    --setting "counters_cap=${counters_cap:-default}" --setting "counters=$counters" \
+    --setting "crosscheck=$crosscheck"
 }
 record_stages >/dev/null
 

@@ -187,6 +187,20 @@ TEST(Reporters, FactsBecomeTheFirstMemberOfEachEntry) {
   EXPECT_NE(two.find("{\n      \"a\": 1, \"b\": [2],\n"), std::string::npos) << two;
 }
 
+TEST(Reporters, LongContextListsAreCountedShortOnesKept) {
+  std::string entries;
+  for (int i = 0; i < 3; ++i)
+    entries += std::string(i ? ", " : "") + "{\"benchmark\": \"gemm/fp32/a/m:" + std::to_string(i) +
+               "\", \"reason\": \"capped: [x, y], \\\"quoted\\\" {z}" + std::string(60, '.') + "\"}";
+  const std::string text = "gpu_name: H100\nskipped: [" + entries + "]\nshort: [1, 2]\nempty: [" +
+                           std::string(200, ' ') + "]\n";
+  EXPECT_EQ(abbreviate_context_lists(text),
+            "gpu_name: H100\nskipped: 3 entries (listed in full in the JSON file's context)\n"
+            "short: [1, 2]\nempty: 0 entries (listed in full in the JSON file's context)\n");
+  const std::string unclosed = "skipped: [" + std::string(200, '{') + "\n";
+  EXPECT_EQ(abbreviate_context_lists(unclosed), unclosed);
+}
+
 TEST(Reporters, JsonStringsAreEscaped) {
   EXPECT_EQ(json_string("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
   EXPECT_EQ(json_string(std::string("\x01", 1)), "\"\\u0001\"");
