@@ -9,7 +9,7 @@
 #   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, 0.02 s per benchmark,
 #             cross-check on 1 benchmark, no seed 001 series
 #
-# Settings (environment; defaults fit the study in 300 s on an H100 from a built tree):
+# Settings (environment; at these defaults gemm-bench alone took 502 s on an H100, docs/running.md):
 #   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64   STUDY_MIN_TIME=0.05 (seconds; 0.02 quick)
 #   STUDY_END_TO_END=on              STUDY_CROSSCHECK_SHAPE=1024x1024x1024
 #   STUDY_SEED_SERIES=on (off quick): seed 001's one-thread-per-block series and the serial CPU
