@@ -42,7 +42,10 @@ double unit_roundoff(Compute c);  // 2^-24, 2^-11, 2^-53
 // allocated by the caller once per shape (null where the variant needs none). It holds zeros
 // when the caller hands it to a variant for the first time; a variant leaves every counter it
 // keeps there at zero again at the end of each run (partial results may stay), so its next run
-// needs no clearing. Kernels still never allocate, copy into it from the host, or synchronize.
+// at that shape needs no clearing. A buffer that served another shape is handed over zeroed
+// again: the layout follows the shape (tile counters, then partial tiles), so this shape's
+// counters may lie where the other's partial results stayed. Kernels still never allocate, copy
+// into it from the host, or synchronize.
 struct Operands {
   const void* a = nullptr;
   const void* b = nullptr;

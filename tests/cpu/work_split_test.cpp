@@ -46,6 +46,18 @@ TEST(SplitK, TheFillRuleGivesOneWaveAndKeepsEnoughKTilesPerSlice) {
   EXPECT_EQ(slices_to_fill(4, 128, 0, 1.0, 4), 1);
 }
 
+TEST(SplitK, DecodeRowsSplitOnlyWhereTheirColumnBlocksLeaveSMsIdle) {
+  // gemv with 8 warps and 8 rows of FP32 (one block per SM: the rows' sums take more than 128
+  // registers a thread) on 132 SMs; column blocks of 128, K units of 8 warps x 4 rows.
+  // 8 x 14336 x 4096: 112 column blocks are one wave already, a second slice would start a
+  // second (the GPU test's split case needs a shape that does split).
+  EXPECT_EQ(slices_to_fill(112, 4096 / 32, 132, 1.0, 4), 1);
+  // 8 x 4096 x 14336: 32 column blocks, 4 slices (128 blocks, resident at once).
+  EXPECT_EQ(slices_to_fill(32, 14336 / 32, 132, 1.0, 4), 4);
+  // With two blocks per SM the up projection would take 2 slices (224 of 264 slots).
+  EXPECT_EQ(slices_to_fill(112, 4096 / 32, 264, 1.0, 4), 2);
+}
+
 // Every (tile, k-tile) pair of a stream-K plan, from the blocks' point of view, as the kernel
 // walks them: shared tiles by the stream-K blocks' ranges, the rest one per block.
 std::map<std::pair<int, int>, int> covered(const StreamK& p) {

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <random>
+#include <utility>
 
 #include "cuda_check.h"
 
@@ -95,18 +96,22 @@ Verification verify_device_output(const Variant& v, TestData& data) {
 
 Operands operands_for(const Variant& v, TestData& data) {
   static DeviceBuffer scratch;
-  static const Variant* owner = nullptr;
+  // The variant and the data (one per precision and shape, kept for the process) it was last
+  // handed over for. The same variant at another shape counts as another owner: its tile counters
+  // lie where the previous shape's partial tiles were left (a run leaves only its counters at
+  // zero), and would start from those values.
+  static std::pair<const Variant*, const TestData*> owner{nullptr, nullptr};
   Operands ops{data.dev_a.get(), data.dev_b.get(), data.dev_c.get(), data.shape};
   const std::size_t bytes = v.workspace_bytes(data.shape);
   if (bytes == 0) return ops;
   if (scratch.bytes() < bytes) {
     scratch = DeviceBuffer();
     scratch = DeviceBuffer(bytes);
-    owner = nullptr;
+    owner = {nullptr, nullptr};
   }
-  if (owner != &v) {
+  if (owner != std::make_pair(&v, static_cast<const TestData*>(&data))) {
     GEMM_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), test_stream()));
-    owner = &v;
+    owner = {&v, &data};
   }
   ops.workspace = scratch.get();
   ops.workspace_bytes = scratch.bytes();

@@ -44,8 +44,9 @@ const Variant& representative(const std::string& family, Precision p);
 std::int64_t param(const Variant& v, const std::string& key, std::int64_t otherwise = 0);
 
 // The operands of a variant on the data's device buffers, with the device scratch it needs at the
-// data's shape: one buffer for the process, grown as needed and zeroed when another variant used
-// it last (the contract of Operands::workspace, as gemm-bench keeps it).
+// data's shape: one buffer for the process, grown as needed and zeroed when another variant, or
+// the same one at another shape or precision, used it last (the contract of Operands::workspace,
+// as gemm-bench keeps it with one buffer per shape).
 Operands operands_for(const Variant& v, TestData& data);
 
 // Poisons C with NaN, runs the variant and returns the verification against the reference.
