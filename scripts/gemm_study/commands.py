@@ -53,3 +53,7 @@ def cross_gpu():
 
 def summary_table():
     return _run("summary_table")
+
+
+def reproducibility():
+    return _run("reproducibility")

@@ -14,6 +14,7 @@ from gemm_study.results import has_tag, load_results, to_frame
 from gemm_study.stages import main as stages_main
 from history import main as history_main
 from report import main as report_main
+from reproducibility import main as reproducibility_main
 from summary_table import main as summary_main
 
 CONTRACT = DATA / "cmp_contract_run.json"
@@ -25,7 +26,8 @@ def tools(bad, good, out):
             "cross_gpu": (cross_gpu_main, [good, bad, "--out", out / "cross.md"]),
             "summary_table": (summary_main, [bad, "--shape", "1024x1024x1024", "--tags", "tracked"]),
             "compare": (compare_main, [good, bad]),
-            "history": (history_main, [good, bad, "--out", out / "history"])}
+            "history": (history_main, [good, bad, "--out", out / "history"]),
+            "reproducibility": (reproducibility_main, [good, bad])}
 
 
 def one_line_exit_2(capsys, main, argv):
@@ -58,7 +60,7 @@ def first_variant(**fields):
     (first_variant(rung="x"), "variant.rung is 'x'"),
     (first_variant(warps_launched=True), "variant.warps_launched is True"),
 ])
-@pytest.mark.parametrize("tool", ["report", "cross_gpu", "summary_table", "compare", "history"])
+@pytest.mark.parametrize("tool", ["report", "cross_gpu", "summary_table", "compare", "history", "reproducibility"])
 def test_entries_of_the_wrong_type_are_one_line_exit_2(tmp_path, capsys, tool, change, message):
     data = json.loads(CONTRACT.read_text())
     change(data)

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Do a study's numbers come back? Two results files of one study on one GPU, run back to back
+(scripts/reproducibility.sh runs them): every benchmark above 1 ms SAME by compare.py's rule on
+times, and the README's headline figures (the fastest rung of each ladder at the largest square,
+its GFLOP/s and its % of cuBLAS) within 2%. gemm_study/reproducibility.py has the rule.
+
+Exit status: 0 reproducible; 1 not (the page says which benchmarks or figures moved); 2 bad input.
+
+Example: scripts/reproducibility.py first/results.json second/results.json --out reproducibility.md
+"""
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_study import reproducibility  # noqa: E402
+from gemm_study.compare import Settings  # noqa: E402
+from gemm_study.errors import EXIT_OK, EXIT_REGRESSION, run_cli, writing  # noqa: E402
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("first", type=Path, help="results JSON of the first run")
+    parser.add_argument("second", type=Path, help="results JSON of the second run (counters may be off)")
+    parser.add_argument("--out", type=Path, help="markdown page to write (default: print it)")
+    parser.add_argument("--min-ms", type=float, default=reproducibility.MIN_MS,
+                        help="the benchmarks that decide: first-run median launch above this (default %(default)g)")
+    parser.add_argument("--allow-context-mismatch", action="store_true",
+                        help="compare runs whose GPU, driver or clocks differ (the page warns)")
+    args = parser.parse_args(argv)
+    settings = Settings(time_only=True, allow_context_mismatch=args.allow_context_mismatch)
+    if not args.min_ms >= 0:
+        parser.error(f"--min-ms {args.min_ms}: expected a time >= 0")
+    outcome = reproducibility.check(args.first, args.second, settings, args.min_ms)
+    command = "scripts/reproducibility.py " + " ".join(str(a) for a in (argv if argv is not None else sys.argv[1:]))
+    text = reproducibility.to_markdown(outcome, args.first, args.second, command)
+    if args.out:
+        with writing(args.out):
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text)
+        print(f"wrote {args.out}")
+    else:
+        print(text, end="")
+    deciding = len(outcome["deciding"])
+    print(f"{'reproducible' if outcome['reproducible'] else 'NOT reproducible'}: "
+          f"{deciding - len(outcome['not_same'])} of {deciding} benchmarks above "
+          f"{args.min_ms:g} ms SAME; headline within {reproducibility.HEADLINE_TOLERANCE:.0%}: "
+          f"{sum(h.holds for h in outcome['headlines'])} of {len(outcome['headlines'])}", file=sys.stderr)
+    return EXIT_OK if outcome["reproducible"] else EXIT_REGRESSION
+
+
+def cli():
+    return run_cli(main)
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

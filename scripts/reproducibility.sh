@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Do the study's numbers come back on this GPU? The default study (scripts/run_study.sh), then at
+# once the same study again with times only (STUDY_COUNTERS=off STUDY_CROSSCHECK=off: about half
+# its time), then scripts/reproducibility.py on the two: every benchmark above 1 ms SAME by
+# compare.py's rule, and the README's headline figures within 2%.
+#
+# Usage: scripts/reproducibility.sh OUT_DIR
+#   writes OUT_DIR/first/<gpu>/ (the whole study: results, report, ncu/), OUT_DIR/second/<gpu>/
+#   (its times) and OUT_DIR/reproducibility.md. The study's settings (STUDY_SIZES, ...) apply to
+#   both runs.
+# Exit status: 0 reproducible, 1 not (the page says what moved), 2 bad input or a failed study.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-}
+[ -n "$out" ] && [ $# -eq 1 ] || { echo "error: usage: scripts/reproducibility.sh OUT_DIR" >&2; exit 2; }
+nvidia-smi -L >/dev/null 2>&1 || { echo "error: no NVIDIA GPU here (nvidia-smi lists none): both runs need one" >&2; exit 2; }
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+
+results_of() {  # RUN_DIR: the one results.json the study wrote under it
+  local found=("$1"/*/results.json)
+  [ ${#found[@]} -eq 1 ] && [ -f "${found[0]}" ] ||
+    { echo "error: expected one $1/<gpu>/results.json, found: ${found[*]}" >&2; exit 2; }
+  echo "${found[0]}"
+}
+
+echo "== first run: the default study"
+"$root/scripts/run_study.sh" "$out/first" || { echo "error: the first study failed" >&2; exit 2; }
+echo "== second run, back to back: times only"
+STUDY_COUNTERS=off STUDY_CROSSCHECK=off "$root/scripts/run_study.sh" "$out/second" ||
+  { echo "error: the second study failed" >&2; exit 2; }
+python=$("$root/scripts/bootstrap")
+"$python" "$root/scripts/reproducibility.py" "$(results_of "$out/first")" "$(results_of "$out/second")" \
+  --out "$out/reproducibility.md"
