@@ -17,9 +17,10 @@ nvidia-smi -L >/dev/null 2>&1 || { echo "error: no NVIDIA GPU here (nvidia-smi l
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 
 results_of() {  # RUN_DIR: the one results.json the study wrote under it
-  local found=("$1"/*/results.json)
-  [ ${#found[@]} -eq 1 ] && [ -f "${found[0]}" ] ||
-    { echo "error: expected one $1/<gpu>/results.json, found: ${found[*]}" >&2; exit 2; }
+  local found=() file
+  for file in "$1"/*/results.json; do [ -f "$file" ] && found+=("$file"); done
+  [ ${#found[@]} -eq 1 ] ||
+    { echo "error: expected one $1/<gpu>/results.json, found ${#found[@]}${found[0]:+: ${found[*]}}" >&2; exit 2; }
   echo "${found[0]}"
 }
 
@@ -28,6 +29,9 @@ echo "== first run: the default study"
 echo "== second run, back to back: times only"
 STUDY_COUNTERS=off STUDY_CROSSCHECK=off "$root/scripts/run_study.sh" "$out/second" ||
   { echo "error: the second study failed" >&2; exit 2; }
+# Assigned first: an exit inside $(...) ends only that subshell, and set -e acts on an assignment,
+# not on an argument (the comparison would run on an empty path).
+first_json=$(results_of "$out/first")
+second_json=$(results_of "$out/second")
 python=$("$root/scripts/bootstrap")
-"$python" "$root/scripts/reproducibility.py" "$(results_of "$out/first")" "$(results_of "$out/second")" \
-  --out "$out/reproducibility.md"
+"$python" "$root/scripts/reproducibility.py" "$first_json" "$second_json" --out "$out/reproducibility.md"

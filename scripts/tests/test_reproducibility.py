@@ -1,11 +1,16 @@
 """Two runs of one study: which differences make them "not reproducible" and which do not."""
 import copy
+import os
+import stat
+import subprocess
+from pathlib import Path
 
 import pytest
 
 import study_rows
 from gemm_study import reproducibility
 from gemm_study.compare import Settings
+from gemm_study.errors import run_cli
 from reproducibility import main as reproducibility_main
 
 TIMES_ONLY = Settings(time_only=True)
@@ -121,5 +126,174 @@ def test_the_command_line_exits_0_1_2_and_writes_the_page(tmp_path, capsys):
     assert "**Not reproducible**" in capsys.readouterr().out
     from gemm_study.errors import run_cli
     assert run_cli(reproducibility_main, [str(first), str(tmp_path / "absent.json")]) == 2
-    with pytest.raises(SystemExit):
-        reproducibility_main([str(first), str(second), "--min-ms", "-1"])
+
+
+def repeated(entries, repetitions, factor=lambda name, i: 1.0):
+    """Each entry as `repetitions` repetitions, repetition i `factor(name, i)` times as long."""
+    out = []
+    for e in entries:
+        for i in range(repetitions):
+            rep = slower(e, factor(e["name"], i))
+            rep.update(repetition_index=i, repetitions=repetitions)
+            out.append(rep)
+    return out
+
+
+# A launch of about 2.4 ms (the synthetic study's others take 0.04 to 0.5 ms): above the 1 ms floor.
+SLOW = study_rows.entry("fp32", "naive_row/block:16x16", 900, ("seed", "tile_sweep"), threads_per_block=256)
+SLOW_NAME = SLOW["name"]
+
+
+def test_a_benchmark_missing_from_the_second_run_fails_at_the_default_floor(tmp_path):
+    # Its launch takes about 0.04 ms: it would not decide by its time, but a benchmark the
+    # second run lost decides at any length, as a failed one does.
+    victim = "gemm/fp64/warptile/bm:128/bn:128/m:1024/n:1024/k:1024/manual_time"
+    first, second = runs(tmp_path, lambda name, e: None if name == victim else e)
+    outcome = reproducibility.check(first, second, TIMES_ONLY)
+    assert [(r["name"], r["verdict"]) for r in outcome["not_same"]] == [(victim, "MISSING")]
+    assert not outcome["reproducible"]
+
+
+def test_the_floor_lets_a_launch_above_1_ms_decide_and_none_below(tmp_path):
+    base = study_rows.study(extra=[SLOW])
+    first = study_rows.write(tmp_path / "first.json", base)
+    second = study_rows.write(tmp_path / "second.json",
+                              [slower(e, 1.10) if e["name"] == SLOW_NAME else e for e in base])
+    outcome = reproducibility.check(first, second, TIMES_ONLY)
+    assert [r["name"] for r in outcome["deciding"]] == [SLOW_NAME] and not outcome["reproducible"]
+    assert reproducibility.check(first, second, TIMES_ONLY, min_ms=3.0)["reproducible"]
+
+
+@pytest.mark.parametrize("factor, holds", [(1.015, True), (0.985, True), (1.025, False), (0.975, False)])
+def test_a_headline_figure_holds_within_2_percent_and_not_beyond(tmp_path, factor, holds):
+    fp32_best = next(h.variant for h in reproducibility.headlines(*runs(tmp_path))[1]
+                     if h.ladder == "FP32 on the CUDA cores")
+    first, second = runs(tmp_path, lambda name, e: slower(e, factor) if e["variant"]["name"] == fp32_best
+                         and e["variant"]["precision"] == "fp32" else e)
+    outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
+    line = next(h for h in outcome["headlines"] if h.ladder == "FP32 on the CUDA cores")
+    assert line.holds is holds and outcome["reproducible"] is holds
+    assert line.cublas_change == pytest.approx(1 / factor - 1)
+
+
+def test_the_headline_rung_is_looked_up_by_its_benchmark_not_as_the_second_runs_fastest(tmp_path):
+    # Two summary configurations of the FP32 headline family, 1% apart, that swap places between
+    # the runs: the README's figure (the first run's fastest configuration) did come back.
+    base = study_rows.study()
+    best = next(h.variant for h in reproducibility.headlines(*runs(tmp_path))[1]
+                if h.ladder == "FP32 on the CUDA cores")
+    row = next(e for e in base if e["variant"]["name"] == best and e["variant"]["precision"] == "fp32")
+    other = copy.deepcopy(row)
+    other["variant"]["name"] = best.replace("bm:128/bn:128", "bm:64/bn:64")
+    other["name"] = other["run_name"] = row["name"].replace("bm:128/bn:128", "bm:64/bn:64")
+    first = study_rows.write(tmp_path / "first.json", base + [slower(other, 1.01)])
+    second = study_rows.write(tmp_path / "second.json", base + [slower(other, 0.99)])
+    outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
+    line = next(h for h in outcome["headlines"] if h.ladder == "FP32 on the CUDA cores")
+    assert line.variant == best and line.change == 0 and outcome["reproducible"]
+
+
+def test_without_cublas_in_either_run_gflops_alone_decide_and_the_page_says_so(tmp_path):
+    kernels = [e for e in study_rows.study() if "cublas" not in e["name"]]
+    first = study_rows.write(tmp_path / "first.json", kernels)
+    second = study_rows.write(tmp_path / "second.json", kernels)
+    outcome = reproducibility.check(first, second, TIMES_ONLY)
+    assert outcome["reproducible"] and all(h.holds and not h.cublas_compared for h in outcome["headlines"])
+    page = reproducibility.to_markdown(outcome, first, second)
+    assert page.count("| no cuBLAS | no cuBLAS | not compared |") == 4 and "nan" not in page and "| % |" not in page
+    # GFLOP/s still decide.
+    second = study_rows.write(tmp_path / "second.json",
+                              [slower(e, 1.05) if "/fp64/mma_fp64" in e["name"] else e for e in kernels])
+    assert not reproducibility.check(first, second, TIMES_ONLY)["reproducible"]
+
+
+def test_cublas_lost_in_the_second_run_fails_every_headline_and_the_page_says_why(tmp_path):
+    first, second = runs(tmp_path, lambda name, e: None if "cublas" in name else e)
+    first = study_rows.write(tmp_path / "with_cublas.json", study_rows.study())
+    outcome = reproducibility.check(first, second, TIMES_ONLY)
+    assert not any(h.holds for h in outcome["headlines"]) and not outcome["reproducible"]
+    page = reproducibility.to_markdown(outcome, first, second)
+    assert page.count("| no cuBLAS | - |") == 4 and page.count("| **no** |") == 4
+
+
+def failed_entry(e, message="verification failed"):
+    return {key: e[key] for key in ("name", "run_name", "run_type", "repetition_index", "repetitions",
+                                    "variant")} | {"error_occurred": True, "error_message": message}
+
+
+def test_a_second_run_whose_every_benchmark_failed_is_not_reproducible_not_bad_input(tmp_path, capsys):
+    first, second = runs(tmp_path, lambda name, e: failed_entry(e, "CUDA error | device lost\nat launch"))
+    outcome = reproducibility.check(first, second, TIMES_ONLY)
+    assert [r["verdict"] for r in outcome["not_same"]] == ["FAILED"] * len(outcome["rows"])
+    assert all(h.gflops[1] is None and not h.holds for h in outcome["headlines"])
+    assert run_cli(reproducibility_main, [str(first), str(second)]) == 1
+    page = capsys.readouterr().out
+    # The error stays inside its cell: one line, its '|' escaped.
+    assert "| FAILED: CUDA error \\| device lost at launch | - |" in page
+
+
+def test_repetitions_give_compare_its_rank_test(tmp_path):
+    victim = "gemm/fp32/blocktile_1d/bm:128/bn:128/m:1024/n:1024/k:1024/manual_time"
+    noise = (0.996, 1.004, 1.0, 0.998, 1.002)
+    first = study_rows.write(tmp_path / "first.json", repeated(study_rows.study(), 5, lambda n, i: noise[i]))
+    second = study_rows.write(tmp_path / "second.json", repeated(
+        study_rows.study(), 5, lambda n, i: noise[4 - i] * (1.10 if n == victim else 1.0)))
+    outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
+    assert [(r["name"], r["verdict"]) for r in outcome["not_same"]] == [(victim, "SLOWER")]
+    assert all(r["n_base"] == r["n_cand"] == 5 for r in outcome["rows"])
+    assert all(h.holds for h in outcome["headlines"])
+
+
+def test_counters_do_not_decide(tmp_path):
+    # Every counter of the second run doubled, the times the same: counters are not compared.
+    def doubled(name, e):
+        out = copy.deepcopy(e)
+        for work, *_ in study_rows.UNITS.values():
+            if work in out:
+                out[work] *= 2
+        return out
+    first, second = runs(tmp_path, doubled)
+    assert reproducibility_main([str(first), str(second), "--min-ms", "0"]) == 0
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "-1", "abc", ""])
+def test_a_min_ms_that_is_not_a_finite_time_is_one_line_exit_2(tmp_path, capsys, value):
+    first, second = runs(tmp_path)
+    assert run_cli(reproducibility_main, [str(first), str(second), f"--min-ms={value}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: --min-ms {value}: expected a finite time")
+
+
+def test_min_ms_minus_zero_is_zero(tmp_path, capsys):
+    first, second = runs(tmp_path)
+    assert reproducibility_main([str(first), str(second), "--min-ms=-0"]) == 0
+    captured = capsys.readouterr()
+    assert "above 0 ms" in captured.out and "-0" not in captured.err
+
+
+def executable(path, text):
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.mark.parametrize("gpus", [0, 2])
+def test_the_wrapper_stops_with_one_line_when_a_run_left_no_single_results_file(tmp_path, gpus):
+    """scripts/reproducibility.sh with the studies faked: the first leaves no results file (or
+    two); the comparison must not run on an empty path."""
+    root = tmp_path / "root"
+    (root / "scripts").mkdir(parents=True)
+    wrapper = Path(__file__).resolve().parents[1] / "reproducibility.sh"
+    executable(root / "scripts" / "reproducibility.sh", wrapper.read_text())
+    executable(root / "scripts" / "run_study.sh", "#!/bin/sh\n" + "".join(
+        f"mkdir -p \"$1/gpu{i}\" && echo {{}} > \"$1/gpu{i}/results.json\"\n" for i in range(gpus)))
+    ran = tmp_path / "compared"
+    executable(root / "scripts" / "bootstrap", f"#!/bin/sh\necho {root / 'scripts' / 'python'}\n")
+    executable(root / "scripts" / "python", f"#!/bin/sh\ntouch {ran}\n")
+    fakes = tmp_path / "bin"
+    fakes.mkdir()
+    executable(fakes / "nvidia-smi", "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")
+    done = subprocess.run(["bash", str(root / "scripts" / "reproducibility.sh"), str(tmp_path / "out")],
+                          capture_output=True, text=True, env=dict(os.environ, PATH=f"{fakes}:{os.environ['PATH']}"))
+    assert done.returncode == 2 and not ran.exists()
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: expected one "), done.stderr
+    assert f"found {gpus}" in done.stderr
