@@ -31,6 +31,13 @@ def headline_shape(frame):
     return max(squares or shapes, key=lambda s: dims[s][0] * dims[s][1] * dims[s][2])
 
 
+def ladder_headline_shape(kernel):
+    """headline_shape over the ladders' rungs alone: a reference or a write-up kernel run at a
+    larger square does not move it. None without a rung."""
+    return headline_shape(kernel[kernel.family.isin({f.family for lad in ladder.LADDERS
+                                                     for f in ladder.ladder_families(kernel, lad)})])
+
+
 def shapes_of(kernel, lad):
     data = kernel[kernel.precision == lad.precision]
     families = {f.family for f in ladder.ladder_families(kernel, lad)}
@@ -118,8 +125,7 @@ def section(kernel, context, table):
 
 def summary(kernel, context, table, steps):
     """The report's top: each ladder at the headline shape with its limiters, and the tally."""
-    shape = headline_shape(kernel[kernel.family.isin({f.family for lad in ladder.LADDERS
-                                                      for f in ladder.ladder_families(kernel, lad)})])
+    shape = ladder_headline_shape(kernel)
     lines = ["## Summary", ""]
     if shape is None:
         return lines + ["No ladder rung in these results.", ""]

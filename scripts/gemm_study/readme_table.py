@@ -6,7 +6,7 @@ import math
 from . import account, ceilings
 from .errors import InputError
 from .formatting import number
-from .ladder_report import ShapeLadder, best_rungs, headline_shape
+from .ladder_report import ShapeLadder, best_rungs, ladder_headline_shape
 from .names import check_shape
 from .results import load_frame, one_row_per_benchmark
 
@@ -47,7 +47,9 @@ def _cube(shape):
 def lines(path, also=(), command=""):
     """The block's markdown lines (without the markers)."""
     context, kernel, table = study(path)
-    shape = headline_shape(kernel)
+    shape = ladder_headline_shape(kernel)
+    if shape is None:
+        raise InputError(f"{path}: no ladder rung, so no ladder table")
     others = []
     for spec in also:
         other_path, other_shape = _also(spec)

@@ -25,7 +25,7 @@ from . import ladder
 from .compare import Settings, compare_runs
 from .errors import InputError
 from .formatting import number
-from .ladder_report import best_rungs, headline_shape
+from .ladder_report import best_rungs, ladder_headline_shape
 from .readme_table import study
 from .results import load_frame, load_run, one_row_per_benchmark
 
@@ -87,11 +87,11 @@ def _pct_of_cublas(kernel, lad, shape, gflops):
 def headlines(first_path, second_path):
     """(shape, one Headline per ladder of the first run's README table)."""
     first_context, first_kernel, first_table = study(first_path)
-    shape = headline_shape(first_kernel)
-    best = best_rungs(first_kernel, first_context, first_table, shape)
+    shape = ladder_headline_shape(first_kernel)
+    best = best_rungs(first_kernel, first_context, first_table, shape) if shape else []
     if not best:
-        raise InputError(f"{first_path}: no ladder rung at its largest square {shape} (the README's "
-                         "headline shape): no headline figure to compare")
+        raise InputError(f"{first_path}: no ladder rung, so no headline figure (the README's ladder "
+                         "table) to compare")
     # A second run in which every kernel failed is a run whose numbers did not come back (each
     # headline missing there), not bad input.
     second_kernel = study(second_path)[1] if _has_kernel_rows(second_path) else None

@@ -172,6 +172,17 @@ def test_a_results_file_without_kernels_has_no_readme_table(tmp_path):
         readme_table.study(study_rows.write(tmp_path / "s.json", only_cpu))
 
 
+def test_the_readme_table_and_the_report_summary_share_the_ladders_largest_square(tmp_path):
+    """cuBLAS (or a write-up kernel) run at a larger square than any rung moves neither."""
+    bigger = study_rows.entry("fp32", "cublas", 52000, ("reference",), shape=(2048, 2048, 2048))
+    path = study_rows.write(tmp_path / "s.json", study_rows.study([bigger]))
+    block = "\n".join(readme_table.lines(path))
+    assert block.startswith("NVIDIA H100 80GB HBM3, 1024³") and "| FP32 on the CUDA cores | 9 `tuned" in block
+    only_references = [e for e in study_rows.study() if e["variant"]["family"].startswith("cublas")]
+    with pytest.raises(InputError, match="no ladder rung"):
+        readme_table.lines(study_rows.write(tmp_path / "r.json", only_references))
+
+
 def test_the_account_of_the_synthetic_rows_is_the_one_they_were_built_with(tmp_path):
     context, kernel = kernel_of(study_rows.write(tmp_path / "s.json"))
     warptile = kernel[kernel.variant == "warptile/bm:128/bn:128"]
