@@ -79,9 +79,6 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
     benchmark::AddCustomContext("counter_pass_preparation",
                                 ctx.options.flush_l2 ? "l2_flush" : "warm_up_launch");
     benchmark::AddCustomContext("counters", ctx.counters.status());
-    benchmark::AddCustomContext("verification",
-                                "once per benchmark on NaN-poisoned output against an FP64 "
-                                "(host) or double-double (device) reference; counter max_rel_err");
     benchmark::AddCustomContext(
         "clock",
         "every timed iteration is a sample with its SM clock: NVML's current SM clock read right "
@@ -106,6 +103,10 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
     if (!nvml.available())
       benchmark::AddCustomContext("clock_unavailable", nvml.why_unavailable());
   }
+  // The CPU baseline is verified too (against the FP64 host reference).
+  benchmark::AddCustomContext("verification",
+                              "once per benchmark on NaN-poisoned output against an FP64 "
+                              "(host) or double-double (device) reference; counter max_rel_err");
   benchmark::AddCustomContext("input_seed", std::to_string(ctx.seed));
   benchmark::AddCustomContext("git_revision", GEMM_GIT_REVISION);
   // Empty where the build was not made from a git checkout.
