@@ -3,7 +3,9 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "cuda_check.h"
 #include "metric_catalogue.h"
@@ -34,32 +36,46 @@ CUcontext current_context() {
 
 void CounterCollector::start(const DeviceInfo& device, bool enabled,
                              const std::string& disabled_reason,
-                             const std::vector<std::string>& extra_metrics) {
+                             const std::vector<std::string>& extra_metrics,
+                             const std::vector<std::string>& only) {
   if (!enabled) {
     status_ = "unavailable: " + disabled_reason;
     return;
   }
   // Set 0: every metric (CounterScope::all); set 1: the hardware counters alone.
   std::vector<std::vector<std::string>> sets(2);
-  short_names_.assign(2, {});
+  std::map<std::string, std::string> short_name_of;  // CUPTI name -> catalogue short name
   auto add = [&](const std::string& cupti, const std::string& short_name) {
+    short_name_of[cupti] = short_name;
     sets[0].push_back(cupti);
-    short_names_[0].push_back(short_name);
-    if (is_sass_instrumented(cupti)) return;
-    sets[1].push_back(cupti);
-    short_names_[1].push_back(short_name);
+    if (!is_sass_instrumented(cupti)) sets[1].push_back(cupti);
   };
-  for (const auto& m : metric_catalogue()) add(m.cupti_name, m.short_name);
+  for (const auto& m : metric_catalogue())
+    if (only.empty() || std::find(only.begin(), only.end(), m.short_name) != only.end())
+      add(m.cupti_name, m.short_name);
   for (const auto& extra : extra_metrics) add(extra, extra);
+  // The user's --metrics must exist; a catalogue metric this chip lacks is left out and named.
+  const auto required = [extra_metrics](const std::string& cupti) {
+    return std::find(extra_metrics.begin(), extra_metrics.end(), cupti) != extra_metrics.end();
+  };
   try {
     GEMM_CUDA_CHECK(cudaSetDevice(device.ordinal));
     GEMM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context
     CUcontext context = current_context();
-    session_ = std::make_unique<CounterSession>(context, device.ordinal, sets);
+    session_ = std::make_unique<CounterSession>(context, device.ordinal, sets, required);
+    short_names_.assign(session_->sets(), {});
+    for (std::size_t set = 0; set < session_->sets(); ++set)
+      for (const auto& cupti : session_->metric_names(set))
+        short_names_[set].push_back(short_name_of.at(cupti));
     status_ = "collected: CUPTI range profiler, auto range, user replay (the launch re-run per pass), " +
               std::to_string(session_->passes(0)) + " passes per kernel (" +
               std::to_string(session_->passes(1)) + " for the hardware counters alone, above a " +
-              "counter cap), each after an unprofiled launch (warm L2) or an L2 flush (--flush-l2)";
+              "counter cap), each after an unprofiled launch where A, B and C fit in L2 (warm L2) " +
+              "or an L2 flush (--flush-l2)";
+    if (!session_->dropped().empty()) {
+      status_ += "; not on this chip, left out:";
+      for (const auto& name : session_->dropped()) status_ += " " + name;
+    }
   } catch (const CountersUnavailable& e) {
     session_.reset();
     status_ = std::string("unavailable: ") + e.what();

@@ -27,8 +27,10 @@ class CounterCollector {
   // Starts the session now, so an unknown --metrics name stops the program before any
   // benchmark runs (throws UnknownMetric). Otherwise never throws: a failure to start means
   // counters are unavailable, with the reason in status().
+  // `only`: catalogue short names to collect (empty: the whole catalogue).
   void start(const DeviceInfo& device, bool enabled, const std::string& disabled_reason,
-             const std::vector<std::string>& extra_metrics);
+             const std::vector<std::string>& extra_metrics,
+             const std::vector<std::string>& only = {});
 
   bool available() const { return session_ != nullptr; }
   const std::string& status() const { return status_; }

@@ -43,9 +43,10 @@ class StageTimer {
 
 // What one benchmark computes once and reports on every call Google Benchmark makes.
 struct CaseState {
-  // Wall seconds in each stage, summed over every call Google Benchmark makes (its iteration
-  // probes included): the study's time breakdown is built from these.
-  double verify_s = 0, timing_s = 0, counters_s = 0;
+  // Wall seconds in each stage of this benchmark (summed over repetitions): the study's time
+  // breakdown is built from these, so every change to the harness shows its cost.
+  double inputs_s = 0, verify_s = 0, warmup_s = 0, timing_s = 0, reference_s = 0, counters_s = 0,
+         total_s = 0;
   bool verified = false;
   Verification verification;
   std::string error;
@@ -76,15 +77,25 @@ std::map<std::string, ReferenceTime>& cublas_medians() {
   return medians;
 }
 
-// Sustained for the shapes the options name, a short burst warm-up otherwise (enough for the
-// clock to leave its idle state).
+// Sustained for the shapes the options name, a burst otherwise (a pre-roll long enough for the
+// clock to leave its idle state). --profile: one launch before the one ncu profiles.
 WarmupPolicy warmup_policy(const Options& o, const GemmShape& s) {
   WarmupPolicy p;
-  if (o.profile) return p;  // one launch: ncu profiles the timed launch after it
-  const bool sustained =
-      o.sustained_from_edge && s.work() >= std::pow(double(*o.sustained_from_edge), 3);
-  p.min_load_s = sustained ? o.sustained_s : 0.02;
-  p.sustained = sustained;
+  if (o.profile) {
+    p.preroll_s = 0;
+    return p;
+  }
+  p.sustained = o.sustained_from_edge && s.work() >= std::pow(double(*o.sustained_from_edge), 3);
+  p.soak_s = p.sustained ? o.sustained_s : 0;
+  p.preroll_s = o.preroll_s;
+  return p;
+}
+
+// --profile: one sample of one launch, for external profilers.
+SamplingPolicy sampling_policy(const Options& o) {
+  if (!o.profile) return o.sampling;
+  SamplingPolicy p;
+  p.min_samples = p.max_samples = 1;
   return p;
 }
 
@@ -151,15 +162,9 @@ ReferenceTime cublas_reference_time(Precision p, Workspace& ws, StudyContext& ct
   const Operands ops = operands_for(ws, ref, ctx.stream);
   auto launch = [&] { ref.run(ops, ctx.stream); };
   const Nvml& nvml = Nvml::for_device(ctx.device->ordinal);
-  warm_up(launch, ctx.stream, warmup_policy(ctx.options, ws.shape), nvml);
-  TimingResult t;
-  for (int i = 0; i < 15; ++i) {
-    Sample s;
-    s.ms = time_single_launch_ms(launch, ctx.stream);
-    if (const auto reading = nvml.clock()) s.sm_mhz = reading->sm_mhz;
-    t.samples.push_back(s);
-  }
-  summarize_samples(t);
+  const WarmupResult warm = warm_up(launch, ctx.stream, warmup_policy(ctx.options, ws.shape), nvml);
+  const TimingResult t = time_gpu(launch, ctx.stream, ctx.options.flush_l2,
+                                  launches_per_sample(warm.launch_ms), nvml, ctx.options.sampling);
   return medians[key] = {t.median_ms, t.median_clock_mhz};
 }
 
@@ -179,18 +184,20 @@ std::string timing_label(const BenchCase& c, const TimingResult& t, bool host, b
   std::ostringstream label;
   label << (host ? "host time, one core" : c.end_to_end ? "with H2D+D2H copies, events"
                                                         : "kernel only, events");
-  label << ", median of " << t.samples.size() - t.flagged << " samples";
+  label << ", median of " << t.samples.size() << " samples";
+  if (const double w = t.interval.relative_half_width(t.median_ms); std::isfinite(w))
+    label << " (95% CI +-" << std::fixed << std::setprecision(2) << 100 * w << "%)";
   if (host) return label.str();
   label << (flush_l2 ? ", cold L2" : ", warm L2");
   const WarmupResult& w = t.warmup;
   if (w.sustained) {
     label << ", sustained (" << std::fixed << std::setprecision(1) << w.under_load_s
-          << " s under load" << (w.settled ? ", clock settled)" : ")");
+          << " s under load" << (w.soaked ? (w.settled ? ", clock settled)" : ", clock unsettled)") : ")");
   } else if (w.under_load_s > 0) {
     label << ", burst (" << std::fixed << std::setprecision(1) << w.under_load_s
           << " s under load)";
   }
-  if (t.flagged) label << ", " << t.flagged << " samples flagged (clock drop)";
+  if (t.flagged) label << ", " << t.flagged << " samples below the median clock by >2% (kept)";
   return label.str();
 }
 
@@ -206,12 +213,15 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
       GpuLoadScope load;
       NvtxRange range{kCountersRange};
       const Operands ops = operands_for(ws, v, ctx.stream);
-      // Counters see the cache state the timing saw: warm (an unprofiled launch right before
-      // every pass: even a working set somewhat larger than L2 finds much of itself there
-      // after a launch), or flushed before every pass (--flush-l2).
+      // Counters see the cache state the timing saw: warm, or flushed before every pass
+      // (--flush-l2). Warm means an unprofiled launch right before every pass where A, B and C
+      // fit in L2 (a pass does not start with L2 as the previous pass left it); a larger
+      // working set streams from HBM on every launch anyway, and the extra launch would
+      // double the counters' cost of the largest shapes for nothing.
       std::function<void()> before_each_pass;
       if (ctx.options.flush_l2) before_each_pass = [&] { flush_l2(ctx.stream); };
-      const bool warm_up = !ctx.options.flush_l2;
+      const bool warm_up = !ctx.options.flush_l2 && ctx.device &&
+                           ws.bytes_a() + ws.bytes_b() + ws.bytes_c() <= std::size_t(ctx.device->l2_bytes);
       try {
         // Above the variant's counter cap only the SASS-instrumented metrics are left out.
         CounterValues measured = ctx.counters.collect(
@@ -239,14 +249,77 @@ void report_failure(benchmark::State& state, CaseState& cs) {
   state.SkipWithError(cs.error.c_str());
 }
 
+// The timed part of one benchmark: warm-up, then samples until the median is known (one
+// Google Benchmark iteration holds them all: the reported time is their median).
+TimingResult measure(benchmark::State& state, const BenchCase& c, const std::function<void()>& work,
+                     StudyContext& ctx) {
+  CaseState& cs = *c.state;
+  TimingResult t;
+  for (auto _ : state) {
+    if (c.variant->backend == Backend::cpu) {
+      StageTimer stage{cs.timing_s};
+      t = time_host(work, sampling_policy(ctx.options));
+    } else {
+      const Nvml& nvml = Nvml::for_device(ctx.device->ordinal);
+      WarmupResult warm;
+      {
+        StageTimer stage{cs.warmup_s};
+        warm = warm_up(work, ctx.stream, warmup_policy(ctx.options, c.shape), nvml);
+      }
+      StageTimer stage{cs.timing_s};
+      const int batch = ctx.options.profile || c.end_to_end ? 1 : launches_per_sample(warm.launch_ms);
+      t = time_gpu(work, ctx.stream, ctx.options.flush_l2, batch, nvml, sampling_policy(ctx.options));
+      t.warmup = warm;
+      GEMM_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+      GEMM_CUDA_CHECK(cudaGetLastError());
+    }
+    state.SetIterationTime(t.median_ms / 1e3);
+  }
+  return t;
+}
+
+void record_timing(benchmark::State& state, const BenchCase& c, const TimingResult& t, bool host) {
+  state.counters["gflops"] = c.shape.flops() / (t.median_ms * 1e6);
+  state.counters["median_ms"] = t.median_ms;
+  state.counters["median_ms_unflagged"] = t.median_ms_unflagged;
+  state.counters["median_ci_low_ms"] = t.interval.low;
+  state.counters["median_ci_high_ms"] = t.interval.high;
+  state.counters["median_ci_pct"] = 100 * t.interval.relative_half_width(t.median_ms);
+  state.counters["timed_samples"] = double(t.samples.size());
+  state.counters["launches_per_sample"] = t.launches_per_sample;
+  if (host) return;
+  if (t.median_clock_mhz > 0) state.counters["sm_clock_mhz"] = t.median_clock_mhz;
+  state.counters["samples_flagged"] = double(t.flagged);
+  state.counters["sustained"] = t.warmup.sustained ? 1 : 0;
+  state.counters["soaked"] = t.warmup.soaked ? 1 : 0;
+  state.counters["warmup_s"] = t.warmup.seconds;
+}
+
+void record_stages(benchmark::State& state, const CaseState& cs) {
+  state.counters["stage_inputs_s"] = cs.inputs_s;
+  state.counters["stage_verify_s"] = cs.verify_s;
+  state.counters["stage_warmup_s"] = cs.warmup_s;
+  state.counters["stage_timing_s"] = cs.timing_s;
+  state.counters["stage_reference_s"] = cs.reference_s;
+  state.counters["stage_counters_s"] = cs.counters_s;
+  state.counters["stage_total_s"] = cs.total_s;
+}
+
 void run_case(benchmark::State& state, const BenchCase& c) {
   StudyContext& ctx = study();
   CaseState& cs = *c.state;
+  const auto begin = std::chrono::steady_clock::now();
+  const double total_before = cs.total_s;
   const Variant& v = *c.variant;
   const bool host = v.backend == Backend::cpu;
   NvtxRange outer{c.range};
   try {
-    Workspace& ws = workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value());
+    Workspace* inputs = nullptr;
+    {
+      StageTimer stage{cs.inputs_s};
+      inputs = &workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value());
+    }
+    Workspace& ws = *inputs;
     if (!cs.verified) {
       StageTimer stage{cs.verify_s};
       GpuLoadScope load;
@@ -259,22 +332,10 @@ void run_case(benchmark::State& state, const BenchCase& c) {
       return;
     }
     const auto work = timed_work(c, ws, ctx.stream);
-    TimingResult t;
+    const TimingResult t = measure(state, c, work, ctx);
     std::optional<bool> throttled;
-    if (host) {
-      StageTimer stage{cs.timing_s};
-      t = time_host(state, work);
-    } else {
-      StageTimer stage{cs.timing_s};
-      const Nvml& nvml = Nvml::for_device(ctx.device->ordinal);
-      const WarmupResult warm = warm_up(work, ctx.stream, warmup_policy(ctx.options, c.shape), nvml);
-      const double single_ms = time_single_launch_ms(work, ctx.stream);
-      const int batch = ctx.options.profile || c.end_to_end ? 1 : launches_per_iteration(single_ms);
-      t = time_gpu(state, work, ctx.stream, ctx.options.flush_l2, batch, nvml);
-      t.warmup = warm;
-      GEMM_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-      GEMM_CUDA_CHECK(cudaGetLastError());
-      if (nvml.available()) throttled = is_slowdown(t.reasons);
+    if (!host) {
+      if (Nvml::for_device(ctx.device->ordinal).available()) throttled = is_slowdown(t.reasons);
       if (v.backend == Backend::cublas && !c.end_to_end && !ctx.options.profile &&
           cs.kernels_json.empty())
         cs.kernels_json = kernels_json(work);
@@ -282,31 +343,25 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     if (v.family == "cublas" && !c.end_to_end)
       cublas_medians()[cublas_key(v.precision, c.shape)] = {t.median_ms, t.median_clock_mhz};
 
-    const double gflops = c.shape.flops() / (t.median_ms * 1e6);
-    state.counters["gflops"] = gflops;
-    state.counters["median_ms"] = t.median_ms;
-    state.counters["timed_iterations"] = double(t.samples.size());
-    state.counters["launches_per_iteration"] = t.launches_per_iteration;
+    record_timing(state, c, t, host);
     state.counters["max_rel_err"] = cs.verification.max_rel_err;
+    if (throttled) state.counters["clock_throttled"] = *throttled ? 1 : 0;
     if (!host && !c.end_to_end) {
-      const ReferenceTime ref = cublas_reference_time(v.precision, ws, ctx);
+      ReferenceTime ref;
+      {
+        StageTimer stage{cs.reference_s};
+        ref = cublas_reference_time(v.precision, ws, ctx);
+      }
       state.counters["pct_of_cublas"] = 100.0 * ref.ms / t.median_ms;
       // The same comparison in SM cycles: a clock difference between the two runs cancels.
       if (ref.clock_mhz > 0 && t.median_clock_mhz > 0)
         state.counters["pct_of_cublas_cycles"] =
             100.0 * ref.ms * ref.clock_mhz / (t.median_ms * t.median_clock_mhz);
     }
-    if (!host) {
-      if (t.median_clock_mhz > 0) state.counters["sm_clock_mhz"] = t.median_clock_mhz;
-      if (throttled) state.counters["clock_throttled"] = *throttled ? 1 : 0;
-      state.counters["samples_flagged"] = double(t.flagged);
-      state.counters["sustained"] = t.warmup.sustained ? 1 : 0;
-      state.counters["warmup_s"] = t.warmup.seconds;
-    }
     if (!ctx.options.profile && !host) attach_counters(state, c, ws, ctx);
-    state.counters["stage_verify_s"] = cs.verify_s;
-    state.counters["stage_timing_s"] = cs.timing_s;
-    state.counters["stage_counters_s"] = cs.counters_s;
+    cs.total_s = total_before +
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    record_stages(state, cs);
 
     state.SetLabel(timing_label(c, t, host, ctx.options.flush_l2));
     std::string logged = samples_json(t);
@@ -347,6 +402,16 @@ std::optional<std::string> why_refused(const Variant& v, const GemmShape& s,
   return std::nullopt;
 }
 
+// Largest M*N*K at which a variant collects the SASS-instrumented metrics (instruction counts,
+// shared-memory wavefronts per request): they run the kernel 30 to 150 times slower, their
+// counts are exact and scale with the shape, so the smaller shapes carry them; the hardware
+// counters are collected at every size.
+double sass_counters_cap(const Variant& v, const Options& o) {
+  if (o.counters_cap_edge) return std::pow(double(*o.counters_cap_edge), 3);
+  if (v.counters_max_work > 0) return v.counters_max_work;
+  return std::pow(double(kSassCountersEdge), 3);
+}
+
 }  // namespace
 
 Registration register_study(const StudyContext& ctx) {
@@ -373,10 +438,10 @@ Registration register_study(const StudyContext& ctx) {
     c.end_to_end = end_to_end;
     c.name = name;
     c.range = nvtx_range_name(name);
-    const double counters_cap =
-        o.counters_cap_edge ? std::pow(double(*o.counters_cap_edge), 3) : v.counters_max_work;
-    const bool collects_counters = o.counters && !o.profile && !end_to_end;
-    if (collects_counters && !o.uncapped && v.counters_max_work > 0 && s.work() > counters_cap) {
+    const double counters_cap = sass_counters_cap(v, o);
+    const bool collects_counters =
+        o.counters && !o.profile && !end_to_end && v.backend != Backend::cpu;
+    if (collects_counters && !o.uncapped && s.work() > counters_cap) {
       c.counters_capped = true;
       std::ostringstream why;
       why << "counters capped: " << v.family << " collects its SASS-instrumented counters "

@@ -54,47 +54,64 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+std::string sampling_text(const gemm::SamplingPolicy& p) {
+  return "samples: at least " + std::to_string(p.min_samples) +
+         ", then until the median's 95% confidence interval lies within +-" +
+         seconds_text(100 * p.ci_target) + "% of it, at most " + seconds_text(p.max_time_s) +
+         " s or " + std::to_string(p.max_samples) + " samples" +
+         (p.min_time_s > 0 ? ", at least " + seconds_text(p.min_time_s) + " s" : "");
+}
+
 void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   if (!ctx.device) {
     // A run without a GPU (--cpu-only, or none found) times the serial CPU baseline alone: the
     // GPU's timing, cache, clock and counter settings would describe nothing that ran.
-    benchmark::AddCustomContext("timing", "host time of the serial CPU baseline (no GPU in this run)");
+    benchmark::AddCustomContext("timing", "host time of the serial CPU baseline (no GPU in this run), " +
+                                              sampling_text(ctx.options.sampling));
   } else {
     for (const auto& [key, value] : gemm::context_entries(*ctx.device))
       benchmark::AddCustomContext(key, value);
     benchmark::AddCustomContext(
         "timing", ctx.options.profile
                       ? "profile mode: one launch per benchmark, for external profilers"
-                      : "kernel only: CUDA events around the launches after a warm-up launch; "
-                        "gflops and pct_of_cublas from the median launch time; gemm_e2e "
-                        "benchmarks include the host-device copies; cpu_serial is host time");
+                      : "kernel only: CUDA events around each sample (a batch of launches of about "
+                        "1 ms) after the warm-up; one Google Benchmark call per benchmark, " +
+                            sampling_text(ctx.options.sampling) +
+                            "; gflops and pct_of_cublas from the median launch time over every "
+                            "sample; gemm_e2e benchmarks include the host-device copies; cpu_serial "
+                            "is host time");
     benchmark::AddCustomContext("l2_state", ctx.options.flush_l2 ? "cold" : "warm");
     benchmark::AddCustomContext("l2_state_detail",
                                 ctx.options.flush_l2
                                     ? "cold: L2 flushed before every timed iteration and before "
                                       "the counters' launch"
                                     : "warm: inputs reused across launches; each counter pass "
-                                      "after an unprofiled launch");
+                                      "after an unprofiled launch where A, B and C fit in L2 "
+                                      "(larger working sets: right after the previous pass)");
     // The same, for tools: what ran before each counter pass.
     benchmark::AddCustomContext("counter_pass_preparation",
                                 ctx.options.flush_l2 ? "l2_flush" : "warm_up_launch");
     benchmark::AddCustomContext("counters", ctx.counters.status());
     benchmark::AddCustomContext(
         "clock",
-        "every timed iteration is a sample with its SM clock: NVML's current SM clock read right "
-        "before and right after it (averaged); a sample more than 2% below the benchmark's median "
-        "clock is flagged and left out of median_ms; sm_clock_mhz: median clock of the unflagged "
-        "samples; clock_throttled: a power or thermal clock-event reason during any sample; "
-        "samples.slowdown names them");
+        "every sample carries its SM clock: NVML's current SM clock read right before and right "
+        "after it (averaged); a sample more than 2% below the benchmark's median clock is flagged "
+        "(samples_flagged) but kept in median_ms; median_ms_unflagged leaves them out; "
+        "sm_clock_mhz: median clock of the samples; clock_throttled: a power or thermal "
+        "clock-event reason during any sample; samples.slowdown names them");
     benchmark::AddCustomContext(
         "power_state",
         ctx.options.sustained_from_edge
             ? "sustained for M*N*K >= " + std::to_string(*ctx.options.sustained_from_edge) +
-                  "^3: launches back to back until the GPU has been under load for " +
+                  "^3: the GPU under continuous load for " +
                   seconds_text(ctx.options.sustained_s) +
-                  " s (load just before counts) and the clock has settled; burst below (20 ms "
-                  "of load first); counter sustained per benchmark"
-            : "burst: 20 ms of load before each benchmark's samples (--sustained-from=off)");
+                  " s before the samples (the benchmarks before count, so the soak happens once "
+                  "per stretch of load; after a soak the clock settles, at most 0.5 s), then " +
+                  seconds_text(ctx.options.preroll_s) +
+                  " s of the benchmark's own launches; burst below (the pre-roll alone); "
+                  "counters sustained and soaked per benchmark"
+            : "burst: " + seconds_text(ctx.options.preroll_s) +
+                  " s of the benchmark's own launches before its samples (--sustained-from=off)");
     const gemm::Nvml& nvml = gemm::Nvml::for_device(ctx.device->ordinal);
     if (const auto mhz = nvml.max_sm_mhz())
       benchmark::AddCustomContext("sm_clock_max_mhz_nvml", std::to_string(int(*mhz)));
@@ -129,13 +146,22 @@ void print_skipped(const gemm::Registration& reg, const std::string& filter) {
   for (const auto& [family, count] : capped)
     std::fprintf(stderr, "capped: %d %s benchmark(s) above the default sweep's limit "
                  "(--uncapped lifts it; --help lists the caps)\n", count, family.c_str());
+  // Counter caps, one line: at the largest shapes most families have them.
   std::map<std::string, int> no_counters;
+  int capped_benchmarks = 0;
   for (const auto& s : reg.counters_capped)
-    if (gemm::filter_selects(s.benchmark, filter)) ++no_counters[s.capped_family];
-  for (const auto& [family, count] : no_counters)
-    std::fprintf(stderr, "counters capped: %d %s benchmark(s) with hardware counters only, no "
-                 "SASS-instrumented ones (--uncapped lifts it; --help lists the caps)\n", count,
-                 family.c_str());
+    if (gemm::filter_selects(s.benchmark, filter)) {
+      ++no_counters[s.capped_family];
+      ++capped_benchmarks;
+    }
+  if (capped_benchmarks > 0) {
+    std::string families;
+    for (const auto& [family, count] : no_counters)
+      families += (families.empty() ? "" : ", ") + family + " " + std::to_string(count);
+    std::fprintf(stderr, "counters capped: %d benchmark(s) with hardware counters only, no "
+                 "SASS-instrumented ones (--uncapped lifts it; --help lists the caps): %s\n",
+                 capped_benchmarks, families.c_str());
+  }
 }
 
 // Lists what would run; false when the filter selects nothing (registered or skipped).
@@ -178,6 +204,8 @@ bool is_known_benchmark(const std::string& name) {
 int prepare_device(gemm::StudyContext& ctx, bool listing) {
   using namespace gemm;
   const Options& o = ctx.options;
+  // --cpu-only times the serial CPU baseline alone: a GPU on the machine takes no part in it.
+  if (o.cpu_only) return 0;
   std::string no_gpu;
   ctx.device = query_device(0, no_gpu);
   if (!ctx.device && !o.cpu_only && !listing)
@@ -195,25 +223,23 @@ int prepare_device(gemm::StudyContext& ctx, bool listing) {
                               : o.profile ? "off in --profile mode (for external profilers)"
                                           : "not needed to list";
   try {
-    ctx.counters.start(*ctx.device, want_counters, why_off, o.extra_metrics);
+    ctx.counters.start(*ctx.device, want_counters, why_off, o.extra_metrics, o.counter_metrics);
   } catch (const UnknownMetric& e) {
     return fail(kBadInput, e.what());
   }
   return 0;
 }
 
-// Google Benchmark's own arguments: --min-time becomes its flag unless given, spelled for the
-// version we were built against (1.7: plain seconds; 1.8: with a unit, "x" for iterations).
+// Google Benchmark's own arguments, with one iteration per call: the harness takes its samples
+// inside that iteration (timing.h). Spelled for the version we were built against (1.7: plain
+// seconds, 1 ns meaning a single iteration; 1.8: "1x").
 std::vector<std::string> benchmark_arguments(const gemm::Options& o) {
   std::vector<std::string> args = o.passthrough;
 #ifdef GEMM_MIN_TIME_HAS_UNITS
-  const std::string one_iteration = "1x", seconds_unit = "s";
+  args.push_back("--benchmark_min_time=1x");
 #else
-  const std::string one_iteration = "1e-9", seconds_unit = "";  // 1 ns: a single iteration
+  args.push_back("--benchmark_min_time=1e-9");
 #endif
-  if (!gemm::benchmark_flag(args, "--benchmark_min_time"))
-    args.push_back("--benchmark_min_time=" +
-                   (o.profile ? one_iteration : std::to_string(o.min_time_s) + seconds_unit));
   return args;
 }
 

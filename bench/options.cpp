@@ -121,6 +121,20 @@ std::vector<std::string> parse_metrics(const std::string& value) {
   return metrics;
 }
 
+std::vector<std::string> parse_catalogue_names(const std::string& value) {
+  std::vector<std::string> names;
+  for (const auto& name : split(value, ',')) {
+    const auto& catalogue = metric_catalogue();
+    if (std::none_of(catalogue.begin(), catalogue.end(),
+                     [&](const MetricInfo& m) { return m.short_name == name; }))
+      throw OptionError("--counter-metrics: '" + name +
+                        "' is not a metric of the catalogue (profiling/metric_catalogue.inc: "
+                        "short names such as gld_sectors, sm_active_cycles_max)");
+    names.push_back(name);
+  }
+  return names;
+}
+
 std::vector<std::string> parse_tags(const std::string& value) {
   std::vector<std::string> tags;
   for (const auto& name : split(value, ',')) {
@@ -142,6 +156,26 @@ double parse_seconds(const std::string& value, const std::string& flag) {
   } catch (const std::exception&) {
   }
   throw OptionError(flag + ": expected a positive number of seconds, got '" + value + "'");
+}
+
+std::int64_t parse_bounded(const std::string& text, const std::string& what, std::int64_t low,
+                           std::int64_t high) {
+  const std::int64_t value = parse_positive(text, what);
+  if (value < low || value > high)
+    throw OptionError(what + ": " + text + " is outside " + std::to_string(low) + ".." +
+                      std::to_string(high));
+  return value;
+}
+
+// A percentage in (0, 100].
+double parse_percent(const std::string& value, const std::string& flag) {
+  try {
+    std::size_t used = 0;
+    const double pct = std::stod(value, &used);
+    if (used == value.size() && pct > 0 && pct <= 100) return pct;
+  } catch (const std::exception&) {
+  }
+  throw OptionError(flag + ": expected a percentage in (0, 100], got '" + value + "'");
 }
 
 // One entry per project flag: whether it takes a value, and what it sets.
@@ -166,9 +200,25 @@ const std::vector<Flag>& flags() {
        [](Options& o, const std::string& v) { o.end_to_end = parse_on_off(v, "--end-to-end"); }},
       {"--metrics", true,
        [](Options& o, const std::string& v) { append(o.extra_metrics, parse_metrics(v)); }},
+      {"--counter-metrics", true,
+       [](Options& o, const std::string& v) { append(o.counter_metrics, parse_catalogue_names(v)); }},
       {"--tags", true, [](Options& o, const std::string& v) { o.tags = parse_tags(v); }},
       {"--min-time", true,
-       [](Options& o, const std::string& v) { o.min_time_s = parse_seconds(v, "--min-time"); }},
+       [](Options& o, const std::string& v) { o.sampling.min_time_s = parse_seconds(v, "--min-time"); }},
+      {"--max-time", true,
+       [](Options& o, const std::string& v) { o.sampling.max_time_s = parse_seconds(v, "--max-time"); }},
+      {"--min-samples", true,
+       [](Options& o, const std::string& v) {
+         o.sampling.min_samples = int(parse_bounded(v, "--min-samples", 1, 100000));
+       }},
+      {"--max-samples", true,
+       [](Options& o, const std::string& v) {
+         o.sampling.max_samples = int(parse_bounded(v, "--max-samples", 1, 100000));
+       }},
+      {"--ci", true,
+       [](Options& o, const std::string& v) { o.sampling.ci_target = parse_percent(v, "--ci") / 100; }},
+      {"--preroll-s", true,
+       [](Options& o, const std::string& v) { o.preroll_s = parse_seconds(v, "--preroll-s"); }},
       {"--sustained-from", true,
        [](Options& o, const std::string& v) {
          o.sustained_from_edge = v == "off" ? std::nullopt
@@ -200,6 +250,8 @@ const Flag& find_flag(const std::string& name, const std::string& arg) {
 void check_consistency(const Options& o) {
   if (o.shapes.empty()) throw OptionError("no shapes to run");
   if (o.precisions.empty()) throw OptionError("no precisions to run");
+  if (!o.counters && !o.counter_metrics.empty())
+    throw OptionError("--counter-metrics with --counters=off: no counters would be collected");
   if (!o.counters && !o.extra_metrics.empty())
     throw OptionError("--metrics with --counters=off: no counters would be collected");
   if (o.counters_cap_edge && (!o.counters || o.profile))
@@ -207,6 +259,10 @@ void check_consistency(const Options& o) {
                       "collected");
   if (o.uncapped && o.counters_cap_edge)
     throw OptionError("--counters-cap with --uncapped: --uncapped lifts the counter caps");
+  if (o.sampling.min_samples > o.sampling.max_samples)
+    throw OptionError("--min-samples above --max-samples: no number of samples meets both");
+  if (o.sampling.min_time_s > o.sampling.max_time_s)
+    throw OptionError("--min-time above --max-time: no sampling time meets both");
   if (o.profile && !o.extra_metrics.empty())
     throw OptionError("--metrics with --profile: --profile leaves the counters to ncu");
 }
@@ -215,6 +271,12 @@ void check_consistency(const Options& o) {
 // format prints its usage and exits 0, repetitions below 1 run nothing (0) or throw (< 0), and
 // a filter that does not compile lists everything under --list.
 void check_passthrough(const std::vector<std::string>& passthrough) {
+  // Google Benchmark calls each benchmark once, and the harness samples inside that call: its
+  // own iteration control would repeat the whole measurement instead.
+  for (const char* flag : {"--benchmark_min_time", "--benchmark_min_warmup_time"})
+    if (benchmark_flag(passthrough, flag))
+      throw OptionError(std::string(flag) + ": gemm-bench chooses its samples itself (--min-samples, "
+                        "--min-time, --max-time, --ci); --benchmark_repetitions repeats a benchmark");
   if (const auto filter = benchmark_flag(passthrough, "--benchmark_filter")) {
     const std::string spec = !filter->empty() && (*filter)[0] == '-' ? filter->substr(1) : *filter;
     try {
@@ -355,6 +417,8 @@ std::string caps_text() {
     counter_capped.push_back(v.family);
     counter_edge = std::max(counter_edge, std::cbrt(v.counters_max_work));
   }
+  out << "  SASS-instrumented counters of every other GPU variant up to M*N*K <= "
+      << kSassCountersEdge << "^3 (hardware counters at every size)\n";
   if (!counter_capped.empty()) {
     out << "  SASS-instrumented counters (smsp__sass_*: instruction counts, shared-memory "
         << "wavefronts; they run the kernel 30-150x slower) only up to M*N*K <= " << counter_edge
@@ -371,10 +435,12 @@ std::string help_text() {
 
 Every benchmark is one variant x precision x shape, named
   gemm/<fp32|fp64>/<variant>/m:<M>/n:<N>/k:<K>/manual_time
-Times are kernel-only (CUDA events around the launches, after warm-up); each timed iteration
-is a sample with its SM clock (NVML, read on both sides of it); a sample whose clock is more
-than 2% below the benchmark's median clock is flagged, and GFLOP/s comes from the median launch
-time of the unflagged samples. gemm_e2e/... benchmarks include the host-device copies (seed 001).
+Times are kernel-only (CUDA events around the launches, after warm-up). Google Benchmark calls
+each benchmark once; inside it the harness takes samples (each with its SM clock from NVML, read
+on both sides of it) until the median is known: at least --min-samples, then until its 95%
+confidence interval is within --ci, or a cap. GFLOP/s comes from the median launch time over
+every sample; a sample whose clock is more than 2% below the benchmark's median clock is flagged
+and counted (samples_flagged), and the median without them is reported beside it. gemm_e2e/... benchmarks include the host-device copies (seed 001).
 Each benchmark is first verified against an FP64 (or double-double) reference; a wrong result
 is an error, never a number. Counters come from CUPTI in separate launches, outside the timing.
 
@@ -386,20 +452,30 @@ Options (before or among the --benchmark_* flags):
   --precisions=fp32,fp64    precisions to run (default both)
   --counters=on|off         collect CUPTI hardware counters (default on)
   --metrics=a.sum,b.pct     extra raw CUPTI metrics; list names with `ncu --query-metrics`
+  --counter-metrics=a,b     collect only these metrics of the catalogue (short names, e.g.
+                            sm_active_cycles_max): fewer passes where a table reads few
   --profile                 run each selected benchmark once, without CUPTI, for ncu
   --ncu-command=NAME        print the ncu command that profiles benchmark NAME, then exit
   --end-to-end=on|off       also register gemm_e2e/... benchmarks (default on)
   --flush-l2                flush L2 before every timed iteration (default: warm L2)
-  --min-time=SECONDS        GPU time per benchmark (default 0.1)
+  --min-samples=N           samples per benchmark at least (default 5); a sample is a batch of
+                            launches lasting about 1 ms (one launch for longer kernels)
+  --ci=PCT                  then sample until the median's 95% confidence interval lies within
+                            +-PCT% of it (default 0.5) ...
+  --max-time=SECONDS        ... or this much sampling time has passed (default 0.2) ...
+  --max-samples=N           ... or this many samples are in (default 2000)
+  --min-time=SECONDS        sample at least this long (default 0)
+  --preroll-s=SECONDS       each benchmark's own launches right before its samples (default 0.02)
   --sustained-from=N|off    time shapes with M*N*K >= N^3 in the sustained power state: the
-                            launches run back to back until the GPU has been under load for
-                            --sustained-s seconds (load just before counts) and the SM clock
-                            has settled (default 2048; off: every shape as a burst, after 20 ms
-                            of load). The results say which state each benchmark measured.
+                            GPU under continuous load for --sustained-s seconds first (the
+                            benchmarks before count: the soak happens once per stretch of load,
+                            then the clock settles, at most 0.5 s) and each benchmark's own
+                            pre-roll (default 2048; off: every shape as a burst, after the
+                            pre-roll). The results say which state each benchmark measured.
   --sustained-s=SECONDS     load before a sustained measurement (default 3)
   --seed=N                  seed of the random inputs (default: fresh each run)
   --uncapped                lift the caps on slow variants and on their counters (below)
-  --counters-cap=N          counters of the counter-capped variants (below) up to N^3
+  --counters-cap=N          SASS-instrumented counters of every variant up to N^3 (caps below)
   --cpu-only                run only the serial CPU baseline (machines without a GPU)
   --tags=a,b                run the variants with any of these tags (default: all but
                             "tuning", whose instances run only when "tuning" or "all" is

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gemm_types.h"
+#include "sampling.h"
 
 namespace gemm {
 
@@ -15,11 +16,17 @@ struct OptionError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// The SASS-instrumented counters' default cap, M*N*K <= this^3, for the variants without a cap
+// of their own (the write-ups' kernels stop at 1024^3: kernels/registry.cpp).
+inline constexpr std::int64_t kSassCountersEdge = 2048;
+
 struct Options {
   std::vector<GemmShape> shapes;                    // default: square 512, 1024, 2048, 4096
   std::vector<Precision> precisions{Precision::fp32, Precision::fp64};
   bool counters = true;                             // --counters=on|off
   std::vector<std::string> extra_metrics;           // --metrics=a,b (raw CUPTI names)
+  std::vector<std::string> counter_metrics;         // --counter-metrics=a,b: only these
+                                                    // catalogue metrics (short names)
   bool profile = false;                             // --profile: one launch each, no CUPTI
   bool uncapped = false;                            // --uncapped: lift the slow-variant caps
   std::optional<std::int64_t> counters_cap_edge;    // --counters-cap=N: counter caps at N^3
@@ -29,7 +36,9 @@ struct Options {
   bool list = false;                                // --list: variants and skips, no run
   std::vector<std::string> tags;                    // --tags=a,b: variants with any of them
                                                     // (empty: all but tag "tuning"; "all": all)
-  double min_time_s = 0.1;                          // --min-time=SECONDS per benchmark
+  // Samples per benchmark: --min-samples, --min-time, --max-time, --ci (sampling.h).
+  SamplingPolicy sampling;
+  double preroll_s = 0.02;                          // --preroll-s=SECONDS before the samples
   // --sustained-from=N|off: shapes with M*N*K >= N^3 are timed in the sustained power state
   // (after --sustained-s seconds under load and a settled clock); smaller ones as a burst.
   std::optional<std::int64_t> sustained_from_edge = 2048;

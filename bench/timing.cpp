@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "benchmark_names.h"
-#include "nvml.h"
 #include "cuda_check.h"
+#include "nvml.h"
 #include "nvtx_range.h"
 #include "workspace.h"
 
@@ -45,6 +45,15 @@ LoadTracker& load_tracker() {
   return tracker;
 }
 
+// Launches `count` times between events: per-launch milliseconds.
+double timed_batch_ms(const std::function<void()>& launch, cudaStream_t stream, int count,
+                      EventPair& events) {
+  events.start(stream);
+  for (int i = 0; i < count; ++i) launch();
+  events.stop(stream);
+  return events.elapsed_ms() / count;
+}
+
 }  // namespace
 
 void flush_l2(cudaStream_t stream) {
@@ -57,29 +66,15 @@ void flush_l2(cudaStream_t stream) {
   GEMM_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream));
 }
 
-
-double median(std::vector<double> values) {
-  if (values.empty()) return NAN;
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  if (values.size() % 2 == 1) return values[mid];
-  const double upper = values[mid];
-  const double lower = *std::max_element(values.begin(), values.begin() + mid);
-  return 0.5 * (lower + upper);
-}
-
-int launches_per_iteration(double single_launch_ms) {
-  constexpr double kMinIterationMs = 1.0;
+int launches_per_sample(double single_launch_ms) {
+  constexpr double kMinSampleMs = 1.0;
   if (!(single_launch_ms > 0)) return 1;
-  return int(std::clamp(std::ceil(kMinIterationMs / single_launch_ms), 1.0, 1000.0));
+  return int(std::clamp(std::ceil(kMinSampleMs / single_launch_ms), 1.0, 1000.0));
 }
 
 double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t stream) {
   EventPair events;
-  events.start(stream);
-  launch();
-  events.stop(stream);
-  return events.elapsed_ms();
+  return timed_batch_ms(launch, stream, 1, events);
 }
 
 GpuLoadScope::GpuLoadScope() : begin_s_(now_s()) {}
@@ -99,37 +94,43 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
                      const WarmupPolicy& policy, const Nvml& nvml) {
   NvtxRange range{kWarmupRange};
   WarmupResult r;
+  EventPair events;
   const double begin = now_s();
   const double preceding = load_tracker().continuous_s(begin);
-  // One launch always: module loading and first touches stay out of the samples.
-  const double single_ms = time_single_launch_ms(launch, stream);
-  double now = now_s();
-  if (policy.min_load_s > 0 || policy.sustained) {
-    // Chunks of about 20 ms between clock readings: long enough to keep the GPU busy, short
-    // enough that the settling test reacts within a few tenths of a second.
-    const int chunk = int(std::clamp(std::ceil(20.0 / std::max(single_ms, 1e-3)), 1.0, 1e5));
-    constexpr std::size_t kSteadyReadings = 5;
-    constexpr double kSteadySpread = 0.01;
-    std::vector<double> clocks;
-    double load_met_at = -1;
-    for (;;) {
-      for (int i = 0; i < chunk; ++i) launch();
-      GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-      now = now_s();
-      if (const auto reading = nvml.clock()) clocks.push_back(reading->sm_mhz);
-      const bool load_met = preceding + (now - begin) >= policy.min_load_s;
-      if (load_met && load_met_at < 0) load_met_at = now;
-      if (clocks.size() >= kSteadyReadings) {
-        const auto last = clocks.end() - kSteadyReadings;
-        const auto [lo, hi] = std::minmax_element(last, clocks.end());
-        r.settled = *hi - *lo <= kSteadySpread * *hi;
-      }
-      const bool settle_done = !policy.sustained || r.settled || !nvml.available();
-      if (load_met && settle_done) {
-        r.sustained = policy.sustained;
-        break;
-      }
-      if (load_met && now - load_met_at > policy.max_settle_s) break;  // never settled
+  const double soak_s = policy.sustained ? policy.soak_s : 0;
+  r.soaked = preceding < soak_s;
+  // Batches of about 10 ms between clock readings: long enough to keep the GPU busy, short
+  // enough that the settling test reacts within a tenth of a second. The first batch is one
+  // launch: it sizes the rest.
+  int batch = 1;
+  constexpr std::size_t kSteadyReadings = 5;
+  constexpr double kSteadySpread = 0.01;
+  std::vector<double> clocks;
+  double load_met_at = -1;
+  double now = begin;
+  for (;;) {
+    r.launch_ms = timed_batch_ms(launch, stream, batch, events);
+    batch = int(std::clamp(std::ceil(10.0 / std::max(r.launch_ms, 1e-3)), 1.0, 1e5));
+    now = now_s();
+    if (const auto reading = nvml.clock()) clocks.push_back(reading->sm_mhz);
+    if (clocks.size() >= kSteadyReadings) {
+      const auto last = clocks.end() - kSteadyReadings;
+      const auto [lo, hi] = std::minmax_element(last, clocks.end());
+      r.settled = *hi - *lo <= kSteadySpread * *hi;
+    }
+    const bool preroll_met = now - begin >= policy.preroll_s;
+    const bool load_met = preceding + (now - begin) >= soak_s;
+    if (load_met && load_met_at < 0) load_met_at = now;
+    // Only a soak that this call finished leaves the clock moving: one inherited from the
+    // preceding benchmarks is already steady, and the pre-roll follows the new kernel's power.
+    const bool settle_done = !r.soaked || r.settled || !nvml.available();
+    if (preroll_met && load_met && settle_done) {
+      r.sustained = policy.sustained;
+      break;
+    }
+    if (preroll_met && load_met && now - load_met_at > policy.max_settle_s) {
+      r.sustained = policy.sustained && !r.soaked;  // soaked but never settled
+      break;
     }
   }
   load_tracker().busy(begin, now);
@@ -139,44 +140,43 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
 }
 
 void summarize_samples(TimingResult& r) {
-  std::vector<double> clocks;
-  for (const auto& s : r.samples)
+  std::vector<double> clocks, all_ms;
+  for (const auto& s : r.samples) {
+    all_ms.push_back(s.ms);
     if (s.sm_mhz > 0) clocks.push_back(s.sm_mhz);
+  }
   const double typical_clock = median(clocks);
   r.flagged = 0;
   r.reasons = 0;
-  std::vector<double> kept_ms, kept_clocks;
+  std::vector<double> unflagged_ms;
   for (auto& s : r.samples) {
     s.flagged = s.sm_mhz > 0 && s.sm_mhz < typical_clock * (1 - kClockDrop);
     r.flagged += s.flagged ? 1 : 0;
     r.reasons |= s.reasons;
-    if (s.flagged) continue;
-    kept_ms.push_back(s.ms);
-    if (s.sm_mhz > 0) kept_clocks.push_back(s.sm_mhz);
+    if (!s.flagged) unflagged_ms.push_back(s.ms);
   }
-  // At most half the samples can be flagged (they lie below the median clock), so the kept ones
-  // always decide.
-  r.median_ms = median(kept_ms);
-  r.median_clock_mhz = kept_clocks.empty() ? 0 : median(kept_clocks);
+  r.median_ms = median(all_ms);
+  r.interval = median_interval(all_ms);
+  // At most half the samples can be flagged (they lie below the median clock).
+  r.median_ms_unflagged = median(unflagged_ms);
+  r.median_clock_mhz = clocks.empty() ? 0 : typical_clock;
 }
 
-TimingResult time_gpu(benchmark::State& state, const std::function<void()>& launch,
-                      cudaStream_t stream, bool flush, int batch, const Nvml& nvml) {
+TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, bool flush,
+                      int batch, const Nvml& nvml, const SamplingPolicy& policy) {
   TimingResult result;
-  result.launches_per_iteration = batch;
+  result.launches_per_sample = batch;
   EventPair events;
   const double begin = now_s();
   std::optional<ClockReading> before = nvml.clock();
-  for (auto _ : state) {
+  std::vector<double> ms;
+  do {
     if (flush) flush_l2(stream);
+    Sample s;
     {
       NvtxRange timed{kTimedRange};
-      events.start(stream);
-      for (int i = 0; i < batch; ++i) launch();
-      events.stop(stream);
+      s.ms = timed_batch_ms(launch, stream, batch, events);  // synchronizes: clock right after
     }
-    Sample s;
-    s.ms = events.elapsed_ms() / batch;  // synchronizes: the clock below is right after it
     const std::optional<ClockReading> after = nvml.clock();
     if (before && after) {
       s.sm_mhz = 0.5 * (before->sm_mhz + after->sm_mhz);
@@ -184,24 +184,28 @@ TimingResult time_gpu(benchmark::State& state, const std::function<void()>& laun
     }
     before = after;
     result.samples.push_back(s);
-    state.SetIterationTime(s.ms / 1e3);
-  }
-  load_tracker().busy(begin, now_s());
+    ms.push_back(s.ms);
+  } while (!sampling_done(ms, now_s() - begin, policy));
+  result.sampling_s = now_s() - begin;
+  load_tracker().busy(begin, begin + result.sampling_s);
   summarize_samples(result);
   return result;
 }
 
-TimingResult time_host(benchmark::State& state, const std::function<void()>& run) {
+TimingResult time_host(const std::function<void()>& run, const SamplingPolicy& policy) {
   TimingResult result;
-  for (auto _ : state) {
-    const auto begin = std::chrono::steady_clock::now();
+  const double begin = now_s();
+  std::vector<double> ms;
+  do {
+    const auto start = std::chrono::steady_clock::now();
     run();
     const auto end = std::chrono::steady_clock::now();
     Sample s;
-    s.ms = std::chrono::duration<double, std::milli>(end - begin).count();
+    s.ms = std::chrono::duration<double, std::milli>(end - start).count();
     result.samples.push_back(s);
-    state.SetIterationTime(s.ms / 1e3);
-  }
+    ms.push_back(s.ms);
+  } while (!sampling_done(ms, now_s() - begin, policy));
+  result.sampling_s = now_s() - begin;
   summarize_samples(result);
   return result;
 }

@@ -1,22 +1,28 @@
-// The one place where benchmarks are timed. GPU work: CUDA events around the launches of one
-// iteration (kernel only), reported to Google Benchmark as manual time. Every timed iteration is
-// a sample with its own SM clock (NVML, read on both sides of it), so a comparison can work in
-// cycles and a sample taken during a clock drop is flagged instead of moving the headline: the
-// median launch time over the unflagged samples feeds GFLOP/s.
+// The one place where benchmarks are timed. GPU work: CUDA events around each sample (a batch of
+// launches lasting about a millisecond, kernel only), with the SM clock read by NVML on both
+// sides of it. Google Benchmark calls each benchmark once; inside that call the harness takes
+// samples until the median is known well enough (a minimum count, then until the median's 95%
+// confidence interval lies within the target, or a cap: sampling.h), so GPU time goes to samples rather
+// than to Google Benchmark's iteration-count probes.
+//
+// Every sample counts in the median. A sample whose clock is more than kClockDrop below the
+// benchmark's median clock is flagged, and the median without the flagged samples is reported
+// beside the headline, never instead of it.
 //
 // Power state: an H100 reaches its power cap seconds into a heavy load and lowers its clock, so a
-// short window right after an idle gap measures a burst. With a sustained warm-up the launches
-// run back to back until the GPU has been under load for a given time (load that ran just before
-// counts, so consecutive benchmarks keep it hot) and the clock has settled; the result says which
-// state it measured.
+// short window right after an idle gap measures a burst. A sustained measurement needs the GPU
+// under continuous load for a while first; load that ran just before counts (benchmarks run back
+// to back), so the soak happens once per stretch of load, not once per benchmark, and each
+// benchmark gets a short pre-roll of its own launches (the clock follows the new kernel's power).
 #pragma once
 
-#include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
 #include <functional>
 #include <optional>
 #include <vector>
+
+#include "sampling.h"
 
 namespace gemm {
 
@@ -33,57 +39,61 @@ struct Sample {
 inline constexpr double kClockDrop = 0.02;
 
 struct WarmupPolicy {
-  double min_load_s = 0;   // seconds of continuous GPU load before timing (0: one launch)
-  bool sustained = false;  // a sustained measurement: after min_load_s, run on until the clock
-                           // is steady (at most max_settle_s more); otherwise a burst
-  double max_settle_s = 2;
+  double preroll_s = 0.02;   // this benchmark's own launches right before its samples (>= 1)
+  double soak_s = 0;         // continuous GPU load (preceding load included) before timing
+  bool sustained = false;    // a sustained measurement: soak_s of load, clock settled
+  double max_settle_s = 0.5; // after a soak this call had to finish, run on until the clock is
+                             // steady, at most this long
 };
 
 struct WarmupResult {
-  double seconds = 0;      // spent warming up this benchmark
-  double under_load_s = 0; // continuous GPU load when timing started, preceding load included
-  bool sustained = false;  // asked for and reached: min_load_s under load, clock settled (or
-                           // no clock reading to settle on)
-  bool settled = false;
+  double seconds = 0;       // spent warming up this benchmark
+  double under_load_s = 0;  // continuous GPU load when timing started, preceding load included
+  bool sustained = false;   // asked for and reached: soak_s under load (and, after a soak of its
+                            // own, the clock settled or no clock reading to settle on)
+  bool soaked = false;      // this warm-up ran (part of) the soak
+  bool settled = false;     // the clock was steady over the last readings
+  double launch_ms = 0;     // per launch, over its last batch of launches (sizes the samples)
 };
 
 struct TimingResult {
-  double median_ms = 0;  // per launch, over the unflagged samples
+  double median_ms = 0;            // per launch, over every sample
+  double median_ms_unflagged = 0;  // the same without the clock-flagged samples
+  MedianInterval interval;         // 95% interval of median_ms
   std::vector<Sample> samples;
-  int launches_per_iteration = 1;
+  int launches_per_sample = 1;
   std::size_t flagged = 0;
-  double median_clock_mhz = 0;      // over the unflagged samples; 0 without clock readings
-  unsigned long long reasons = 0;   // union over the samples
+  double median_clock_mhz = 0;     // over the samples with a reading; 0 without
+  unsigned long long reasons = 0;  // union over the samples
+  double sampling_s = 0;           // wall time the samples took
   WarmupResult warmup;
 };
 
-double median(std::vector<double> values);
-
-// Launches per timed iteration so an iteration (a sample) lasts at least ~1 ms: CUDA events
-// resolve about 0.5 us and NVML's clock is read once per sample, so tiny kernels are batched and
-// the time divided by the batch (it also keeps the samples a results file holds to a few hundred).
-int launches_per_iteration(double single_launch_ms);
+// Launches per sample so a sample lasts at least ~1 ms: CUDA events resolve about 0.5 us and
+// NVML's clock is read once per sample, so tiny kernels are batched and the time divided by
+// the batch.
+int launches_per_sample(double single_launch_ms);
 
 // Runs `launch` until the policy is met; `nvml` may be unavailable (then no settling).
 WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
                      const WarmupPolicy& policy, const Nvml& nvml);
 
-// Times `launch` (already warmed up) inside the NVTX range "timed". `batch` >= 1.
-TimingResult time_gpu(benchmark::State& state, const std::function<void()>& launch,
-                      cudaStream_t stream, bool flush, int batch, const Nvml& nvml);
+// One launch timed with events.
+double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t stream);
 
-// Flags the samples whose clock dropped, and sets median_ms, median_clock_mhz and reasons.
-// Exposed for its test.
+// Samples `launch` (already warmed up) inside the NVTX range "timed" until `policy` says stop.
+TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, bool flush,
+                      int batch, const Nvml& nvml, const SamplingPolicy& policy);
+
+// Flags the samples whose clock dropped, and sets the medians, the interval, the median clock
+// and the reasons. Exposed for its test.
 void summarize_samples(TimingResult& r);
 
 // Evicts L2 by overwriting a buffer twice its size (outside any timed region).
 void flush_l2(cudaStream_t stream);
 
-// Host code: steady clock around each call.
-TimingResult time_host(benchmark::State& state, const std::function<void()>& run);
-
-// One launch timed with events, for batch sizing.
-double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t stream);
+// Host code: steady clock around each call, samples as for the GPU.
+TimingResult time_host(const std::function<void()>& run, const SamplingPolicy& policy);
 
 // Seconds the GPU has been under load without an idle gap, as of now (the load this process put
 // on it through warm_up and time_gpu). Exposed for its test, with an injectable clock.

@@ -13,7 +13,7 @@ namespace gemm {
 namespace {
 
 std::string dims_json(const Dim3& d) {
-  return "[" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + "]";
+  return std::string("[") + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + "]";
 }
 
 // JSON has no NaN or infinity: such a value is written as null.

@@ -20,10 +20,10 @@ std::string dims(const Dim3& d) {
 
 std::optional<std::string> check_shape(const GemmShape& s) {
   if (s.m < 1 || s.n < 1 || s.k < 1)
-    return "M, N and K must be >= 1 (got " + s.to_string() + ")";
+    return std::string("M, N and K must be >= 1 (got ") + s.to_string() + ")";
   // Kernels index with 32-bit ints, like the write-ups they reproduce.
   if (s.m * s.k > kMaxIndex || s.k * s.n > kMaxIndex || s.m * s.n > kMaxIndex)
-    return "shape " + s.to_string() + " has a matrix with more than 2^31-1 elements";
+    return std::string("shape ") + s.to_string() + " has a matrix with more than 2^31-1 elements";
   return std::nullopt;
 }
 
@@ -53,7 +53,7 @@ std::optional<std::string> check_fits_memory(const GemmShape& s,
   std::string names;
   for (Precision p : precisions) {
     needed += elements * double(element_size(p));
-    names += (names.empty() ? "" : "+") + to_string(p);
+    names += std::string(names.empty() ? "" : "+") + to_string(p);
   }
   if (needed > double(free_bytes)) {
     std::ostringstream msg;

@@ -7,6 +7,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace gemm {
@@ -100,8 +101,9 @@ struct MetricSet {
     host = nullptr;
   }
 
-  void setup(const std::string& chip, std::vector<std::uint8_t>& availability) {
-    for (const auto& n : names) c_names.push_back(n.c_str());
+  void setup(const std::string& chip, std::vector<std::uint8_t>& availability,
+             const std::function<bool(const std::string&)>& required,
+             std::vector<std::string>& dropped) {
     auto host_init = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host_init.pChipName = chip.c_str();
@@ -110,14 +112,25 @@ struct MetricSet {
     host = host_init.pHostObject;
 
     // Ask about each name first: adding an unknown one fails with a status that names nothing.
-    for (const char* name : c_names) {
+    // A name the chip lacks stops the program if it is required (asked for by the user), and
+    // is left out, with its name kept for the status line, if not (a catalogue metric of
+    // another architecture).
+    std::vector<std::string> known;
+    for (const auto& name : names) {
       auto props = CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
       props.pHostObject = host;
-      props.pMetricName = name;
-      if (cuptiProfilerHostGetMetricProperties(&props) != CUPTI_SUCCESS)
+      props.pMetricName = name.c_str();
+      if (cuptiProfilerHostGetMetricProperties(&props) == CUPTI_SUCCESS) {
+        known.push_back(name);
+        continue;
+      }
+      if (!required || required(name))
         throw UnknownMetric(std::string("the ") + chip + " chip has no metric '" + name +
                             "'; list valid names with `ncu --query-metrics --chip " + chip + "`");
+      if (std::find(dropped.begin(), dropped.end(), name) == dropped.end()) dropped.push_back(name);
     }
+    names = std::move(known);
+    for (const auto& n : names) c_names.push_back(n.c_str());
     auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = host;
     add.ppMetricNames = c_names.data();
@@ -154,6 +167,8 @@ struct CounterSession::Impl {
   std::vector<std::uint8_t> availability, counter_data;
   CUpti_RangeProfiler_Object* profiler = nullptr;
   bool initialized = false;
+  std::function<bool(const std::string&)> required;
+  std::vector<std::string> dropped;
   static constexpr std::size_t kMaxRanges = 64;  // kernels per profiled launch (cuBLAS: 1-3)
 
   void teardown() {
@@ -188,7 +203,7 @@ struct CounterSession::Impl {
     avail.pCounterAvailabilityImage = availability.data();
     CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&avail));
 
-    for (auto& set : sets) set.setup(chip, availability);
+    for (auto& set : sets) set.setup(chip, availability, required, dropped);
 
     // One range profiler per context; each profile sets the config of the set it collects.
     auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
@@ -287,10 +302,12 @@ struct CounterSession::Impl {
 };
 
 CounterSession::CounterSession(CUcontext context, int device,
-                               std::vector<std::vector<std::string>> metric_sets)
+                               std::vector<std::vector<std::string>> metric_sets,
+                               std::function<bool(const std::string&)> required)
     : impl_(std::make_unique<Impl>()) {
   if (auto tool = profiler_tool_attached()) throw CountersUnavailable(*tool);
   impl_->context = context;
+  impl_->required = std::move(required);
   impl_->sets.resize(metric_sets.size());
   for (std::size_t i = 0; i < metric_sets.size(); ++i) impl_->sets[i].names = std::move(metric_sets[i]);
   try {
@@ -310,6 +327,8 @@ const std::vector<std::string>& CounterSession::metric_names(std::size_t set) co
 }
 
 std::size_t CounterSession::passes(std::size_t set) const { return impl_->sets.at(set).passes; }
+
+const std::vector<std::string>& CounterSession::dropped() const { return impl_->dropped; }
 
 std::vector<KernelCounters> CounterSession::profile(std::size_t set,
                                                    const std::function<void()>& launch,

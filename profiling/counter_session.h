@@ -38,8 +38,11 @@ std::optional<std::string> profiler_tool_attached();
 
 class CounterSession {
  public:
-  // Throws CountersUnavailable or UnknownMetric.
-  CounterSession(CUcontext context, int device, std::vector<std::vector<std::string>> metric_sets);
+  // Throws CountersUnavailable, or UnknownMetric for a metric the chip lacks that `required`
+  // says is required (empty: every metric is); the others the chip lacks are left out of their
+  // set (metric_names) and listed by dropped().
+  CounterSession(CUcontext context, int device, std::vector<std::vector<std::string>> metric_sets,
+                 std::function<bool(const std::string&)> required = {});
   ~CounterSession();
   CounterSession(const CounterSession&) = delete;
   CounterSession& operator=(const CounterSession&) = delete;
@@ -47,6 +50,7 @@ class CounterSession {
   std::size_t sets() const;
   const std::vector<std::string>& metric_names(std::size_t set) const;
   std::size_t passes(std::size_t set) const;  // replay passes per kernel for that set
+  const std::vector<std::string>& dropped() const;  // metrics left out: the chip lacks them
 
   // Collects metric set `set`: runs `launch` once per replay pass (it must compute the same thing every time, as a GEMM
   // that overwrites C does), after `before_each_pass` (e.g. an L2 flush; not profiled); one

@@ -40,14 +40,52 @@ TEST(Median, OddEvenAndEmpty) {
   EXPECT_EQ(median({1, 1000, 2}), 2) << "one slow launch must not move the median";
 }
 
-TEST(LaunchBatching, IterationsLastAtLeastAMillisecond) {
-  EXPECT_EQ(launches_per_iteration(2.0), 1);
-  EXPECT_EQ(launches_per_iteration(1.0), 1);
-  EXPECT_EQ(launches_per_iteration(0.5), 2);
-  EXPECT_EQ(launches_per_iteration(0.03), 34);
-  EXPECT_EQ(launches_per_iteration(1e-9), 1000) << "capped";
-  EXPECT_EQ(launches_per_iteration(0), 1);
-  EXPECT_EQ(launches_per_iteration(NAN), 1);
+TEST(LaunchBatching, SamplesLastAtLeastAMillisecond) {
+  EXPECT_EQ(launches_per_sample(2.0), 1);
+  EXPECT_EQ(launches_per_sample(1.0), 1);
+  EXPECT_EQ(launches_per_sample(0.5), 2);
+  EXPECT_EQ(launches_per_sample(0.03), 34);
+  EXPECT_EQ(launches_per_sample(1e-9), 1000) << "capped";
+  EXPECT_EQ(launches_per_sample(0), 1);
+  EXPECT_EQ(launches_per_sample(NAN), 1);
+}
+
+TEST(MedianInterval, BelowSixSamplesItIsTheRange) {
+  // Ranks n/2 -+ 0.98 sqrt(n): for n = 5, 0.31 and 5.69, clamped to the first and the last.
+  const MedianInterval i = median_interval({5, 1, 4, 2, 3});
+  EXPECT_EQ(i.low, 1);
+  EXPECT_EQ(i.high, 5);
+}
+
+TEST(MedianInterval, OrderStatisticsAroundTheMedian) {
+  // n = 100: ranks floor(50 - 9.8) = 40 and ceil(51 + 9.8) = 61 of the sorted values 1..100.
+  std::vector<double> values;
+  for (int v = 100; v >= 1; --v) values.push_back(v);
+  const MedianInterval i = median_interval(values);
+  EXPECT_EQ(i.low, 40);
+  EXPECT_EQ(i.high, 61);
+  // The farthest end from the median 50.5: 61, 10.5 / 50.5 of it.
+  EXPECT_DOUBLE_EQ(i.relative_half_width(50.5), 10.5 / 50.5);
+  EXPECT_TRUE(std::isnan(median_interval({}).low));
+}
+
+TEST(SamplingRule, AtLeastTheMinimumThenUntilTheIntervalIsNarrow) {
+  SamplingPolicy p;  // 5 samples, +-0.5%, 0.2 s
+  const std::vector<double> steady{1.000, 1.001, 0.999, 1.002, 1.000};
+  EXPECT_FALSE(sampling_done({1.0, 1.0, 1.0, 1.0}, 0.001, p)) << "four samples are never enough";
+  EXPECT_TRUE(sampling_done(steady, 0.005, p)) << "range 0.999..1.002: within +-0.5%";
+  const std::vector<double> noisy{1.00, 1.03, 0.97, 1.02, 0.99};
+  EXPECT_FALSE(sampling_done(noisy, 0.005, p)) << "range +-3%: more samples";
+  EXPECT_TRUE(sampling_done(noisy, p.max_time_s, p)) << "until the time cap";
+  p.max_samples = 5;
+  EXPECT_TRUE(sampling_done(noisy, 0.005, p)) << "or the sample cap";
+  p = SamplingPolicy{};
+  p.min_time_s = 0.1;
+  EXPECT_FALSE(sampling_done(steady, 0.05, p)) << "--min-time holds it";
+  EXPECT_TRUE(sampling_done(steady, 0.1, p));
+  p = SamplingPolicy{};
+  std::vector<double> slow(4, 100.0);
+  EXPECT_FALSE(sampling_done(slow, 10.0, p)) << "the time cap never cuts below the minimum";
 }
 
 TimingResult samples_of(const std::vector<std::pair<double, double>>& ms_and_clock) {
@@ -62,14 +100,17 @@ TimingResult samples_of(const std::vector<std::pair<double, double>>& ms_and_clo
   return r;
 }
 
-TEST(ClockPerSample, ASampleUnderAClockDropIsFlaggedAndLeftOutOfTheMedian) {
-  // Four samples at 1980 MHz, one at 1900 (4% lower: beyond the 2% threshold) and slow.
+TEST(ClockPerSample, ASampleUnderAClockDropIsFlaggedAndKeptInTheMedian) {
+  // Four samples at about 1980 MHz, one at 1900 (4% lower: beyond the 2% threshold) and slow.
   const TimingResult r =
       samples_of({{1.00, 1980}, {1.02, 1980}, {1.01, 1975}, {1.08, 1900}, {1.03, 1980}});
   EXPECT_EQ(r.flagged, 1u);
   EXPECT_TRUE(r.samples[3].flagged);
-  EXPECT_DOUBLE_EQ(r.median_ms, 1.015) << "median of the four unflagged samples";
+  EXPECT_DOUBLE_EQ(r.median_ms, 1.02) << "median of all five samples";
+  EXPECT_DOUBLE_EQ(r.median_ms_unflagged, 1.015) << "median of the four unflagged samples";
   EXPECT_DOUBLE_EQ(r.median_clock_mhz, 1980);
+  EXPECT_EQ(r.interval.low, 1.00) << "five samples: the interval is their range";
+  EXPECT_EQ(r.interval.high, 1.08);
 }
 
 TEST(ClockPerSample, WithinTheThresholdNothingIsFlagged) {
@@ -79,13 +120,15 @@ TEST(ClockPerSample, WithinTheThresholdNothingIsFlagged) {
 }
 
 TEST(ClockPerSample, AtMostTheSamplesBelowTheMedianClockAreFlagged) {
-  // The median clock is 1900: the two samples at 1800 are flagged, the three kept decide.
+  // The median clock is 1900: the two samples at 1800 are flagged; the median keeps them.
   const TimingResult kept = samples_of({{1, 1900}, {1, 1900}, {1, 1900}, {2, 1800}, {2, 1800}});
   EXPECT_EQ(kept.flagged, 2u);
   EXPECT_DOUBLE_EQ(kept.median_ms, 1);
+  EXPECT_DOUBLE_EQ(kept.median_ms_unflagged, 1);
   const TimingResult half = samples_of({{1, 2000}, {1, 2000}, {2, 1800}, {2, 1800}});
   EXPECT_EQ(half.flagged, 2u) << "median clock 1900: both 1800 samples are below it by > 2%";
-  EXPECT_DOUBLE_EQ(half.median_ms, 1);
+  EXPECT_DOUBLE_EQ(half.median_ms, 1.5) << "all four samples";
+  EXPECT_DOUBLE_EQ(half.median_ms_unflagged, 1);
   // Without clock readings (host code, or no NVML) nothing is flagged.
   const TimingResult host = samples_of({{1, 0}, {3, 0}, {2, 0}});
   EXPECT_EQ(host.flagged, 0u);

@@ -34,7 +34,9 @@ TEST(Options, BadValuesAreOneLineErrors) {
   for (const char* bad : {"--sizes=0", "--sizes=-4", "--sizes=abc", "--sizes=", "--shapes=4x4",
                           "--shapes=4x4x0", "--precisions=fp16", "--counters=yes",
                           "--metrics=bad name", "--metrics=sm__warps_active", "--min-time=0",
-                          "--frobnicate", "--profile=1", "--sizes=100000"}) {
+                          "--frobnicate", "--profile=1", "--sizes=100000", "--min-samples=0",
+                          "--max-samples=x", "--ci=0", "--ci=101", "--ci=nan", "--max-time=-1",
+                          "--preroll-s=0", "--benchmark_min_time=1s"}) {
     try {
       parse({bad});
       ADD_FAILURE() << bad << " was accepted";
@@ -44,6 +46,32 @@ TEST(Options, BadValuesAreOneLineErrors) {
       EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     }
   }
+}
+
+TEST(Options, SamplingDefaultsAndFlags) {
+  const Options d = parse({});
+  EXPECT_EQ(d.sampling.min_samples, 5) << "every benchmark has at least five samples";
+  EXPECT_DOUBLE_EQ(d.sampling.ci_target, 0.005);
+  const Options o = parse({"--min-samples=9", "--max-samples=50", "--ci=1.5", "--max-time=2",
+                           "--min-time=0.5", "--preroll-s=0.1"});
+  EXPECT_EQ(o.sampling.min_samples, 9);
+  EXPECT_EQ(o.sampling.max_samples, 50);
+  EXPECT_DOUBLE_EQ(o.sampling.ci_target, 0.015);
+  EXPECT_DOUBLE_EQ(o.sampling.max_time_s, 2);
+  EXPECT_DOUBLE_EQ(o.sampling.min_time_s, 0.5);
+  EXPECT_DOUBLE_EQ(o.preroll_s, 0.1);
+  EXPECT_THROW(parse({"--min-samples=10", "--max-samples=9"}), OptionError);
+  EXPECT_THROW(parse({"--min-time=1", "--max-time=0.5"}), OptionError);
+}
+
+TEST(Options, CounterMetricsNameCatalogueMetrics) {
+  const Options o = parse({"--counter-metrics=sm_active_cycles_max,dram_read_bytes"});
+  ASSERT_EQ(o.counter_metrics.size(), 2u);
+  EXPECT_EQ(o.counter_metrics[1], "dram_read_bytes");
+  EXPECT_THROW(parse({"--counter-metrics=gld_sectors_per_request"}), OptionError)
+      << "a derived ratio is not collected: its inputs are";
+  EXPECT_THROW(parse({"--counter-metrics=dram__bytes_read.sum"}), OptionError)
+      << "CUPTI names go to --metrics";
 }
 
 TEST(Options, SuitesAddTheirShapes) {

@@ -167,7 +167,7 @@ TEST(CountersLadder, SharedLoadInstructionsFollowTheThreadTile) {
   // TN * eb / 16 loads. Rungs 3-5: TM / V + TN / V 16-byte loads per k.
   for (Precision p : {Precision::fp32, Precision::fp64}) {
     const int eb = bytes_of(p), V = 16 / eb;
-    const std::string what = " " + to_string(p);
+    const std::string what = std::string(" ") + to_string(p);
     {
       const Variant& v = representative("blocktile_1d", p);
       const Tiles t = tiles_of(v);
@@ -238,7 +238,7 @@ TEST(CountersLadder, SixteenByteLoadsCutGlobalRequestsByTheVectorWidth) {
     const double scalar = (t.bm * t.bk + t.bk * t.bn) / threads * warps * block_k_tiles(t, kShape);
     const CounterValues plain = measure(representative("blocktile_2d", p), kShape);
     const CounterValues vec = measure(representative("vectorized", p), kShape);
-    const std::string what = " " + to_string(p);
+    const std::string what = std::string(" ") + to_string(p);
     expect_count(plain.at("gld_requests"), scalar, "blocktile_2d gld_requests" + what);
     expect_count(vec.at("gld_requests"), scalar / V, "vectorized gld_requests" + what);
     EXPECT_DOUBLE_EQ(plain.at("gld_requests") / vec.at("gld_requests"), V) << what;
@@ -262,7 +262,7 @@ TEST(CountersLadder, TransposedStoreConflictsNWayAndTheSkewRemovesIt) {
   // group of V rows so those lanes fall into distinct banks: one wavefront per phase.
   for (Precision p : {Precision::fp32, Precision::fp64}) {
     const int eb = bytes_of(p);
-    const std::string what = " " + to_string(p);
+    const std::string what = std::string(" ") + to_string(p);
     for (bool fixed : {false, true}) {
       const Layout layout = vectorized_layout(p, fixed);
       const Tiles& t = layout.t;
@@ -290,7 +290,7 @@ TEST(CountersLadder, SharedLoadWavefrontsMatchTheLayouts) {
   // TN * eb bytes apart) reuse bank groups within a quarter-warp; rung 4's swizzle and rung 5's
   // warp-tiled mapping (neighbours read neighbouring chunks) leave every read conflict-free.
   for (Precision p : {Precision::fp32, Precision::fp64}) {
-    const std::string what = " " + to_string(p);
+    const std::string what = std::string(" ") + to_string(p);
     struct Case {
       std::string name;
       Layout layout;
