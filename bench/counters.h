@@ -19,8 +19,9 @@ namespace gemm {
 using CounterValues = std::map<std::string, double>;
 
 // What a collection measures: every metric, or the hardware counters alone (no SASS-instrumented
-// metric: the kernel runs at full speed, so large shapes of slow kernels stay affordable).
-enum class CounterScope { all, hardware };
+// metric: the kernel runs at full speed, so large shapes of slow kernels stay affordable), or
+// nothing (a benchmark above every counter cap).
+enum class CounterScope { all, hardware, none };
 
 class CounterCollector {
  public:

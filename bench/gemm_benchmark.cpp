@@ -10,6 +10,7 @@
 #include <memory>
 #include <iomanip>
 #include <sstream>
+#include <utility>
 
 #include "benchmark_names.h"
 #include "cuda_check.h"
@@ -49,6 +50,7 @@ struct CaseState {
          total_s = 0;
   bool verified = false;
   Verification verification;
+  double verify_launch_ms = 0;  // the verified launch's time (GPU kernels), for the pre-roll
   std::string error;
   bool counters_done = false;
   CounterValues counters;
@@ -60,7 +62,10 @@ struct BenchCase {
   const Variant* variant = nullptr;
   GemmShape shape;
   bool end_to_end = false;
-  bool counters_capped = false;  // above the variant's counters_max_work: hardware counters only
+  // Which counters this shape collects: above the SASS cap, hardware counters only; above the
+  // hardware cap, none (sass_counters_cap, Variant::hardware_counters_max_work).
+  CounterScope counter_scope = CounterScope::all;
+  bool counters_capped() const { return counter_scope != CounterScope::all; }
   std::string name;   // registered benchmark name (without /manual_time)
   std::string range;  // NVTX range name
   std::shared_ptr<CaseState> state = std::make_shared<CaseState>();
@@ -107,8 +112,9 @@ const Variant& cublas_variant(Precision p) {
   throw std::logic_error("the registry has no cublas variant");
 }
 
-// Runs the variant once on poisoned output and compares with the reference.
-Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream) {
+// Runs the variant once on poisoned output and compares with the reference; `launch_ms`: how
+// long that launch took (GPU variants).
+Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream, double& launch_ms) {
   const Variant& v = *c.variant;
   const bool host = v.backend == Backend::cpu;
   NvtxRange range{kVerifyRange};
@@ -118,8 +124,8 @@ Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream)
     v.run(operands_for(ws, v, stream), stream);
   } else {
     GEMM_CUDA_CHECK(cudaMemsetAsync(ws.dev_c.get(), 0xFF, ws.bytes_c(), stream));  // NaN
-    v.run(operands_for(ws, v, stream), stream);
-    GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const Operands ops = operands_for(ws, v, stream);
+    launch_ms = time_single_launch_ms([&] { v.run(ops, stream); }, stream);  // synchronizes
     GEMM_CUDA_CHECK(cudaMemcpy(ws.host_c.data(), ws.dev_c.get(), ws.bytes_c(),
                                cudaMemcpyDeviceToHost));
   }
@@ -208,7 +214,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
   if (!cs.counters_done && v.backend != Backend::cpu && !c.end_to_end) {
     cs.counters_done = true;
     if (ctx.device) cs.counters = launch_facts(v, c.shape, ctx.device->limits);
-    if (ctx.counters.available()) {
+    if (ctx.counters.available() && c.counter_scope != CounterScope::none) {
       StageTimer stage{cs.counters_s};
       GpuLoadScope load;
       NvtxRange range{kCountersRange};
@@ -226,7 +232,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
         // Above the variant's counter cap only the SASS-instrumented metrics are left out.
         CounterValues measured = ctx.counters.collect(
             [&] { v.run(ops, ctx.stream); }, before_each_pass, warm_up,
-            c.counters_capped ? CounterScope::hardware : CounterScope::all);
+            c.counter_scope);
         cs.counters.insert(measured.begin(), measured.end());
       } catch (const CountersUnavailable&) {
         // Reported once by the collector; this benchmark goes on without counters.
@@ -236,7 +242,9 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
   }
   const bool have_hw = cs.counters.count("gld_requests") > 0;
   state.counters["counters_available"] = have_hw ? 1 : 0;
-  if (c.counters_capped) state.counters["counters_capped"] = 1;
+  // 1: hardware counters only; 2: none (launch facts alone).
+  if (c.counters_capped())
+    state.counters["counters_capped"] = c.counter_scope == CounterScope::none ? 2 : 1;
   for (const auto& [name, value] : cs.counters) state.counters[name] = value;
 }
 
@@ -251,8 +259,9 @@ void report_failure(benchmark::State& state, CaseState& cs) {
 
 // The timed part of one benchmark: warm-up, then samples until the median is known (one
 // Google Benchmark iteration holds them all: the reported time is their median).
+// `just_ran_ms`: a launch of the work that ended just now (0: none), which can be the pre-roll.
 TimingResult measure(benchmark::State& state, const BenchCase& c, const std::function<void()>& work,
-                     StudyContext& ctx) {
+                     StudyContext& ctx, double just_ran_ms) {
   CaseState& cs = *c.state;
   TimingResult t;
   for (auto _ : state) {
@@ -264,7 +273,9 @@ TimingResult measure(benchmark::State& state, const BenchCase& c, const std::fun
       WarmupResult warm;
       {
         StageTimer stage{cs.warmup_s};
-        warm = warm_up(work, ctx.stream, warmup_policy(ctx.options, c.shape), nvml);
+        WarmupPolicy policy = warmup_policy(ctx.options, c.shape);
+        policy.just_ran_ms = std::exchange(just_ran_ms, 0.0);
+        warm = warm_up(work, ctx.stream, policy, nvml);
       }
       StageTimer stage{cs.timing_s};
       const int batch = ctx.options.profile || c.end_to_end ? 1 : launches_per_sample(warm.launch_ms);
@@ -320,11 +331,12 @@ void run_case(benchmark::State& state, const BenchCase& c) {
       inputs = &workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value());
     }
     Workspace& ws = *inputs;
-    if (!cs.verified) {
+    const bool verifies_now = !cs.verified;
+    if (verifies_now) {
       StageTimer stage{cs.verify_s};
       GpuLoadScope load;
       cs.verified = true;
-      cs.verification = verify_once(c, ws, ctx.stream);
+      cs.verification = verify_once(c, ws, ctx.stream, cs.verify_launch_ms);
       if (!cs.verification.passed) cs.error = describe_failure(cs.verification);
     }
     if (!cs.error.empty()) {
@@ -332,7 +344,9 @@ void run_case(benchmark::State& state, const BenchCase& c) {
       return;
     }
     const auto work = timed_work(c, ws, ctx.stream);
-    const TimingResult t = measure(state, c, work, ctx);
+    // The verification launch (kernel only) serves as the pre-roll of the call that made it.
+    const TimingResult t =
+        measure(state, c, work, ctx, verifies_now && !c.end_to_end ? cs.verify_launch_ms : 0);
     std::optional<bool> throttled;
     if (!host) {
       if (Nvml::for_device(ctx.device->ordinal).available()) throttled = is_slowdown(t.reasons);
@@ -438,16 +452,24 @@ Registration register_study(const StudyContext& ctx) {
     c.end_to_end = end_to_end;
     c.name = name;
     c.range = nvtx_range_name(name);
-    const double counters_cap = sass_counters_cap(v, o);
     const bool collects_counters =
         o.counters && !o.profile && !end_to_end && v.backend != Backend::cpu;
-    if (collects_counters && !o.uncapped && s.work() > counters_cap) {
-      c.counters_capped = true;
+    if (collects_counters && !o.uncapped) {
+      const double sass_cap = sass_counters_cap(v, o);
+      const double hardware_cap = o.counters_cap_edge ? 0 : v.hardware_counters_max_work;
       std::ostringstream why;
-      why << "counters capped: " << v.family << " collects its SASS-instrumented counters "
-          << "(instruction counts, shared-memory wavefronts) only up to M*N*K = " << counters_cap
-          << ", hardware counters at every size (--counters-cap sets it, --uncapped lifts it)";
-      reg.counters_capped.push_back({name, why.str(), v.family});
+      if (hardware_cap > 0 && s.work() > hardware_cap) {
+        c.counter_scope = CounterScope::none;
+        why << "counters capped: " << v.family << " collects counters only up to M*N*K = "
+            << hardware_cap << " (its launches take long enough that the replay passes would "
+            << "cost seconds each; --counters-cap or --uncapped lifts it)";
+      } else if (s.work() > sass_cap) {
+        c.counter_scope = CounterScope::hardware;
+        why << "counters capped: " << v.family << " collects its SASS-instrumented counters "
+            << "(instruction counts, shared-memory wavefronts) only up to M*N*K = " << sass_cap
+            << ", hardware counters at every size (--counters-cap sets it, --uncapped lifts it)";
+      }
+      if (c.counters_capped()) reg.counters_capped.push_back({name, why.str(), v.family});
     }
     auto* b = benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& st) {
       run_case(st, c);

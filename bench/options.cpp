@@ -427,6 +427,12 @@ std::string caps_text() {
     for (const auto& f : counter_capped) out << " " << f;
     out << "\n";
   }
+  double hardware_edge = 0;
+  for (const auto& v : all_variants())
+    hardware_edge = std::max(hardware_edge, std::cbrt(v.hardware_counters_max_work));
+  if (hardware_edge > 0)
+    out << "  no counters at all above M*N*K <= " << hardware_edge << "^3 for the same kernels "
+        << "(launch facts only, counters_capped = 2; --counters-cap or --uncapped lifts it)\n";
   return out.str();
 }
 

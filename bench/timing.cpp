@@ -99,6 +99,15 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
   const double preceding = load_tracker().continuous_s(begin);
   const double soak_s = policy.sustained ? policy.soak_s : 0;
   r.soaked = preceding < soak_s;
+  // A launch of a second or so that just ran leaves nothing for a pre-roll to do: the module is
+  // loaded, the clock has left idle and follows this kernel's power, and its time sizes the
+  // samples (one launch each).
+  if (!r.soaked && policy.just_ran_ms >= 1e3 * policy.preroll_s && policy.preroll_s > 0) {
+    r.launch_ms = policy.just_ran_ms;
+    r.sustained = policy.sustained;
+    r.under_load_s = preceding;
+    return r;
+  }
   // Batches of about 10 ms between clock readings: long enough to keep the GPU busy, short
   // enough that the settling test reacts within a tenth of a second. The first batch is one
   // launch: it sizes the rest.

@@ -44,6 +44,8 @@ struct WarmupPolicy {
   bool sustained = false;    // a sustained measurement: soak_s of load, clock settled
   double max_settle_s = 0.5; // after a soak this call had to finish, run on until the clock is
                              // steady, at most this long
+  double just_ran_ms = 0;    // a launch of the same work that ended just now (the verification
+                             // run), in ms: one at least preroll_s long is the pre-roll
 };
 
 struct WarmupResult {

@@ -94,9 +94,12 @@ struct Variant {
   double outputs_per_thread = 1;
   // Largest M*N*K the default sweep runs it at (0: no cap). Lifted by --uncapped.
   double default_max_work = 0;
-  // Largest M*N*K the default sweep collects its hardware counters at (0: no cap); above it
-  // the benchmark is verified and timed, without counters. Lifted by --uncapped.
+  // Largest M*N*K the default sweep collects its SASS-instrumented counters at (0: gemm-bench's
+  // default cap); above it, hardware counters only. Lifted by --uncapped.
   double counters_max_work = 0;
+  // Largest M*N*K the default sweep collects any counters at (0: no cap); above it the
+  // benchmark is verified and timed, without counters. Lifted by --uncapped.
+  double hardware_counters_max_work = 0;
   // Arithmetic accuracy, for the verification tolerance: unit roundoff of the products.
   double unit_roundoff = 0;
   // One block per SM walks the tiles of C (the grid follows the device, not the shape).

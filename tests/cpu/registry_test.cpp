@@ -53,6 +53,8 @@ TEST(Registry, OnlyTheWriteUpsKernelsHaveACounterCapAndTheLadderStartHasNone) {
                         v.name() != "shared/tile:32";
     EXPECT_EQ(v.counters_max_work, capped ? 1024.0 * 1024.0 * 1024.0 : 0.0)
         << to_string(v.precision) << "/" << v.name();
+    EXPECT_EQ(v.hardware_counters_max_work, capped ? 2048.0 * 2048.0 * 2048.0 : 0.0)
+        << to_string(v.precision) << "/" << v.name();
   }
 }
 
