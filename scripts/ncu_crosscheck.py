@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_study import crosscheck, names, ncu  # noqa: E402
+from gemm_study import crosscheck, crosscheck_cache, names, ncu  # noqa: E402
 from gemm_study.errors import ExternalToolError, InputError, run_cli, writing  # noqa: E402
 from gemm_study.manifest import TAGS  # noqa: E402
 from gemm_study.results import context_value, load_results, one_row_per_benchmark, to_frame  # noqa: E402
@@ -107,11 +107,22 @@ def measure(args):
         args.out.mkdir(parents=True, exist_ok=True)
     benchmarks = select_benchmarks(args)
     results = args.out / f"cupti_{args.shape}.json"
-    # --uncapped: the write-ups' kernels collect counters only up to 1024^3 by default; here
-    # every selected benchmark needs them (the filter runs nothing else).
-    run_bench(args, f"--shapes={args.shape}", f"--precisions={args.precisions}", "--end-to-end=off",
-              "--uncapped", "--min-time=0.02", f"--benchmark_filter={ncu.exact_filter(benchmarks)}",
-              f"--benchmark_out={results}", "--benchmark_out_format=json")
+    missing = benchmarks
+    if args.cupti:
+        # The study's own counters at this shape: what it measured is what ncu is held to.
+        missing = crosscheck_cache.copy_rows(args.cupti, benchmarks, results)
+        if missing:
+            print(f"{len(missing)} of {len(benchmarks)} benchmarks lack full counters in {args.cupti}: "
+                  "measured again", file=sys.stderr)
+    if missing:
+        # --uncapped: the write-ups' kernels collect counters only up to 1024^3 by default; here
+        # every selected benchmark needs them (the filter runs nothing else).
+        fresh = results.with_suffix(".measured.json") if args.cupti else results
+        run_bench(args, f"--shapes={args.shape}", f"--precisions={args.precisions}", "--end-to-end=off",
+                  "--uncapped", f"--benchmark_filter={ncu.exact_filter(missing)}",
+                  f"--benchmark_out={fresh}", "--benchmark_out_format=json")
+        if fresh != results:
+            crosscheck_cache.merge_files(results, fresh)
     context, cupti = cupti_rows(results)
     l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
     measured, ran = {}, []
@@ -157,11 +168,27 @@ def main(argv=None):
     parser.add_argument("--bench", default=str(ROOT / "build" / "bench" / "gemm-bench"))
     parser.add_argument("--reread", type=Path, help="apply the rule to an earlier cross-check's folder "
                                                     "instead of measuring (no GPU needed)")
+    parser.add_argument("--cupti", type=Path, help="take CUPTI's side from this study's results (the same "
+                                                   "benchmarks at --shape) instead of running gemm-bench again")
+    parser.add_argument("--reuse-if-unchanged", action="store_true",
+                        help="keep the cross-check already in --out if it was made with the same driver, "
+                             "CUDA, GPU, metric catalogue, collection code and selection (its key), "
+                             "instead of running ncu again")
     parser.add_argument("--out", type=Path, required=True, help="folder for the JSON, report and table")
     args = parser.parse_args(argv)
     names.check_shape(args.shape)
     if args.limit < 0:
         raise InputError(f"--limit {args.limit}: expected a count >= 0")
+    key = None
+    if not args.reread:
+        key = crosscheck_cache.key(args, ROOT)
+        if args.reuse_if_unchanged:
+            kept = crosscheck_cache.kept(args.out, key)
+            if kept is not None:
+                print(f"cross-check reused: {args.out / 'ncu_crosscheck.md'} was made with the same key "
+                      f"({', '.join(f'{k}={v}' for k, v in key.items() if k != 'files')}); "
+                      "a change of driver, CUDA, GPU, catalogue or collection code runs it again")
+                return kept
     context, cupti, measured, ran = reread(args) if args.reread else measure(args)
     sms = context_value(context, "gpu_sm_count", default=0)
     table = crosscheck.crosscheck(cupti, measured, context_value(context, "gpu_l2_bytes", default=0), sms)
@@ -180,11 +207,15 @@ def main(argv=None):
     with writing(args.out):
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "ncu_crosscheck.md").write_text(report)
-        (args.out / "ncu_crosscheck.json").write_text(json.dumps(
-            {"l2_state": context.get("l2_state"), "cache_control": ran[0].get("cache_control"), "sessions": ran,
-             "classified": [{"benchmark": name, "why": why} for name, why in classes], "rows": table}, indent=2))
+        status = 1 if any(r["agree"] is False for r in table) else 0
+        recorded = {"l2_state": context.get("l2_state"), "cache_control": ran[0].get("cache_control"),
+                    "sessions": ran, "classified": [{"benchmark": name, "why": why} for name, why in classes],
+                    "rows": table, "status": status}
+        if key is not None:
+            recorded["key"] = crosscheck_cache.completed(key, context)
+        (args.out / "ncu_crosscheck.json").write_text(json.dumps(recorded, indent=2))
     print(report[-4000:])
-    return 1 if any(r["agree"] is False for r in table) else 0
+    return status
 
 
 def cli():

@@ -6,11 +6,13 @@
 # the committed GPU results.
 #
 # Usage: scripts/run_study.sh [--quick] [OUTPUT_ROOT]        (default OUTPUT_ROOT: reports)
-#   --quick   a minute or less: 1024 and 2048, FP32 only, no end-to-end, 0.02 s per benchmark,
-#             cross-check on 1 benchmark, no seed 001 series
+#   --quick   under a minute: 1024 and 2048, FP32 only, no end-to-end, cross-check on 1
+#             benchmark, no seed 001 series
 #
-# Settings (environment; at these defaults gemm-bench alone took 502 s on an H100, docs/running.md):
-#   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64   STUDY_MIN_TIME=0.05 (seconds; 0.02 quick)
+# Settings (environment; docs/running.md has the time of each stage on an H100):
+#   STUDY_SIZES=512,1024,2048,4096   STUDY_PRECISIONS=fp32,fp64
+#   STUDY_MIN_TIME, STUDY_MAX_TIME (seconds), STUDY_CI (percent): gemm-bench's --min-time,
+#                       --max-time and --ci, the samples per benchmark (default: gemm-bench's)
 #   STUDY_END_TO_END=on              STUDY_CROSSCHECK_SHAPE=1024x1024x1024
 #   STUDY_SEED_SERIES=on (off quick): seed 001's one-thread-per-block series and the serial CPU
 #                       baseline at the largest cube under the series' cap, into the same results
@@ -18,6 +20,9 @@
 #                       references; the kernels for other shapes are studied over the shape
 #                       suite, tests/gpu/shapes_gpu.sh study)
 #   STUDY_CROSSCHECK_LIMIT=0 (0: every benchmark tagged crosscheck)   BUILD_DIR=build
+#   The cross-check takes CUPTI's side from the study's own results and keeps an earlier
+#   cross-check in the output folder made with the same driver, CUDA, GPU, metric catalogue and
+#   collection code (STUDY_CROSSCHECK=fresh runs ncu regardless).
 #   STUDY_COUNTERS=on, STUDY_CROSSCHECK=on: off for a run that only re-measures times (about
 #                       half the study's time), e.g. the second of two runs that compare.py checks
 #   STUDY_COUNTERS_CAP (gemm-bench --counters-cap: the write-ups' kernels' counters up to N^3;
@@ -41,17 +46,19 @@ done
 if [ $quick = 1 ]; then
   sizes=${STUDY_SIZES:-1024,2048}; precisions=${STUDY_PRECISIONS:-fp32}
   end_to_end=${STUDY_END_TO_END:-off}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-1}
-  min_time=${STUDY_MIN_TIME:-0.02}; seed_series=${STUDY_SEED_SERIES:-off}
+  seed_series=${STUDY_SEED_SERIES:-off}
 else
   sizes=${STUDY_SIZES:-512,1024,2048,4096}; precisions=${STUDY_PRECISIONS:-fp32,fp64}
   end_to_end=${STUDY_END_TO_END:-on}; crosscheck_limit=${STUDY_CROSSCHECK_LIMIT:-0}
-  min_time=${STUDY_MIN_TIME:-0.05}; seed_series=${STUDY_SEED_SERIES:-on}
+  seed_series=${STUDY_SEED_SERIES:-on}
 fi
 counters_cap=${STUDY_COUNTERS_CAP:-}
 counters=${STUDY_COUNTERS:-on}; crosscheck=${STUDY_CROSSCHECK:-on}
-for setting in "STUDY_COUNTERS=$counters" "STUDY_CROSSCHECK=$crosscheck"; do
-  case ${setting#*=} in on|off) ;; *) echo "error: $setting: expected on or off" >&2; exit 2 ;; esac
-done
+case $counters in on|off) ;; *) echo "error: STUDY_COUNTERS=$counters: expected on or off" >&2; exit 2 ;; esac
+case $crosscheck in on|off|fresh) ;; *) echo "error: STUDY_CROSSCHECK=$crosscheck: expected on, off or fresh" >&2; exit 2 ;; esac
+# The samples per benchmark: gemm-bench's defaults unless set.
+sampling=(${STUDY_MIN_TIME:+--min-time="$STUDY_MIN_TIME"} ${STUDY_MAX_TIME:+--max-time="$STUDY_MAX_TIME"}
+          ${STUDY_CI:+--ci="$STUDY_CI"})
 crosscheck_shape=${STUDY_CROSSCHECK_SHAPE:-1024x1024x1024}
 build=${BUILD_DIR:-$root/build}
 bench=$build/bench/gemm-bench
@@ -97,7 +104,7 @@ fi
 
 work=$(mktemp -d)
 tags=${STUDY_TAGS:-seed,ladder,tensor_core,reference,cpu}
-options=(--sizes="$sizes" --precisions="$precisions" --min-time="$min_time" --end-to-end="$end_to_end"
+options=(--sizes="$sizes" --precisions="$precisions" "${sampling[@]}" --end-to-end="$end_to_end"
          --tags="$tags" ${counters_cap:+--counters-cap="$counters_cap"})
 [ "$counters" = off ] && options+=(--counters=off)
 cmd="scripts/run_study.sh$( [ $quick = 1 ] && echo ' --quick' || true) (gemm-bench ${options[*]} --benchmark_out=results.json)"
@@ -115,7 +122,7 @@ t=$(now)
 if [ "$seed_series" = on ]; then
   edge=$("$bench" --help | sed -n 's/^ *single_thread_blocks: M\*N\*K <= \([0-9]*\)^3$/\1/p' | head -1)
   if [ -n "$edge" ]; then
-    series=(--sizes="$edge" --precisions="$precisions" --min-time="$min_time" --end-to-end=on --counters=off
+    series=(--sizes="$edge" --precisions="$precisions" "${sampling[@]}" --end-to-end=on --counters=off
             --benchmark_filter='^gemm(_e2e)?/fp[0-9]+/(single_thread_blocks|cpu_serial)/')
     cmd="$cmd; seed 001 series: gemm-bench ${series[*]}"
     echo "seed 001 series at ${edge}^3: gemm-bench ${series[*]}"
@@ -142,11 +149,18 @@ mkdir -p "$out/ncu" "$out/logs"
 cp "$work/results.json" "$out/"
 rm -f "$out/stages.json"
 
-if [ "$crosscheck" = on ]; then
+if [ "$crosscheck" != off ]; then
   stage "cross-check: CUPTI vs ncu at $crosscheck_shape (tag crosscheck$([ "$crosscheck_limit" != 0 ] && echo ", first $crosscheck_limit"))"
   t=$(now)
+  reuse=(--reuse-if-unchanged)
+  [ "$crosscheck" = fresh ] && reuse=()
+  # CUPTI's side: the study's own counters (where counters were on), measured again only for
+  # benchmarks the study did not count fully.
+  cupti=()
+  [ "$counters" = on ] && cupti=(--cupti "$out/results.json")
   "$python" "$root/scripts/ncu_crosscheck.py" --bench "$bench" --shape "$crosscheck_shape" \
-    --precisions "$precisions" --limit "$crosscheck_limit" --out "$out/ncu" 2>&1 | tee "$logs/crosscheck.log" |
+    --precisions "$precisions" --limit "$crosscheck_limit" --out "$out/ncu" "${cupti[@]}" "${reuse[@]}" 2>&1 |
+    tee "$logs/crosscheck.log" |
     tail -3 || echo "ncu cross-check reported a disagreement or failed: see $out/ncu/ and logs/crosscheck.log"
   seconds[crosscheck]=$(since "$t")
 else
@@ -157,7 +171,7 @@ record_stages() {  # the breakdown so far, into stages.json next to the results
   local args=() name
   for name in "${!seconds[@]}"; do args+=(--stage "$name=${seconds[$name]}"); done
   "$python" -m gemm_study.stages --results "$out/results.json" --out "$out/stages.json" "${args[@]}" \
-    --setting "sizes=$sizes" --setting "precisions=$precisions" --setting "min_time=$min_time" \
+    --setting "sizes=$sizes" --setting "precisions=$precisions" --setting "sampling=${sampling[*]:-gemm-bench defaults}" \
     --setting "end_to_end=$end_to_end" --setting "quick=$quick" \
     --setting "counters_cap=${counters_cap:-default}" --setting "counters=$counters" \
     --setting "crosscheck=$crosscheck"

@@ -1,6 +1,6 @@
 """Where a study's wall time went: the script's own stages (build, gemm-bench, cross-check,
-report) and, inside gemm-bench, verification, timing and counter replay (the per-benchmark
-stage_*_s counters, summed). Written to stages.json next to the results.
+report) and, inside gemm-bench, input generation, verification, warm-up, timing, the cuBLAS
+reference's timing and counter replay (the per-benchmark stage_*_s counters, summed). Written to stages.json next to the results.
 
   python3 -m gemm_study.stages --results R.json --stage build=12.5 --stage bench=201 --out stages.json
 """
@@ -15,27 +15,29 @@ from .results import load_results
 
 STAGES_FILE = "stages.json"
 # gemm-bench's per-benchmark bookkeeping counters -> the stage they measure.
-BENCH_STAGES = {"stage_verify_s": "verify", "stage_timing_s": "timing", "stage_counters_s": "counters"}
+BENCH_STAGES = {"stage_inputs_s": "inputs", "stage_verify_s": "verify", "stage_warmup_s": "warmup",
+                "stage_timing_s": "timing", "stage_reference_s": "reference",
+                "stage_counters_s": "counters"}
 # Stages inside gemm-bench's wall time ('bench'): shown indented, never added to the total.
 INNER_STAGES = set(BENCH_STAGES.values()) | {"bench other"}
 # Order of the breakdown; stages not listed come after, in the order they were recorded.
-ORDER = ["prerequisites", "build", "bench", "verify", "timing", "counters", "bench other", "crosscheck", "report"]
+ORDER = ["prerequisites", "build", "bench", "inputs", "verify", "warmup", "timing", "reference", "counters",
+         "bench other", "crosscheck", "report"]
 
 
 def bench_stage_seconds(entries):
     """Seconds gemm-bench spent in each of its stages, summed over the iteration entries (an
-    aggregate row repeats its repetitions' numbers)."""
-    totals = {stage: 0.0 for stage in BENCH_STAGES.values()}
-    found = False
+    aggregate row repeats its repetitions' numbers); only the stages the entries record (older
+    files have verify, timing and counters alone)."""
+    totals = {}
     for entry in entries:
         if entry.get("run_type") == "aggregate":
             continue
         for key, stage in BENCH_STAGES.items():
             value = entry.get(key)
             if isinstance(value, (int, float)) and math.isfinite(value):
-                totals[stage] += float(value)
-                found = True
-    return totals if found else {}
+                totals[stage] = totals.get(stage, 0.0) + float(value)
+    return {stage: totals[stage] for stage in BENCH_STAGES.values() if stage in totals}
 
 
 def breakdown(walls, bench_stages):

@@ -14,8 +14,8 @@
 #                                            dispatcher's table (scripts/tune_shapes.sh), then
 #                                            a rebuild with it
 #   tests/gpu/shapes_gpu.sh study [OUT_DIR]  auto and the cuBLAS anchors over the whole suite,
-#                                            with counters (waves, SM activity): the per-shape
-#                                            table's data
+#                                            with the counters its table reads (waves, SM
+#                                            activity, DRAM bytes): the per-shape table's data
 #
 # OUT_DIR defaults to $OUT, else shapes-gpu-logs; BUILD_DIR to build-shapes; STUDY_SUITE (study's
 # shapes) to all (e.g. study: the default study's subset). A line per step goes
@@ -85,8 +85,11 @@ study)
   build
   start=$(date +%s)
   # auto per arithmetic against the anchors (cuBLAS and cuBLASLt of the same arithmetic), the
-  # whole suite, counters on, in the sustained power state from 2048^3 as the study does.
+  # whole suite, in the sustained power state from 2048^3 as the study does, with the counters
+  # the suite's table reads: the SMs' busy cycles (the tail of the last wave) and the DRAM bytes
+  # (the decode shapes' bound); the waves come from the launch facts without a replay.
   bench --suite="${STUDY_SUITE:-all}" --tags=dispatch,reference --end-to-end=off \
+    --counter-metrics=sm_active_cycles_min,sm_active_cycles_avg,sm_active_cycles_max,sm_cycles_elapsed,dram_read_bytes,dram_write_bytes,gpu_time_ns \
     --benchmark_filter='^gemm/fp(32|64)/(auto|auto_tf32|cublas|cublaslt|cublas_tf32|cublaslt_tf32)/' \
     --benchmark_out="$out/suite.json" --benchmark_out_format=json >"$out/suite.log" 2>&1 || status=1
   say "suite study: exit $status in $(( $(date +%s) - start )) s ($out/suite.json)"
