@@ -9,9 +9,12 @@ cross-check") states the rule and how each side's state is matched. Exit status 
 agreement fails, 2 for bad input or no GPU.
 """
 import argparse
+import gzip
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -147,13 +150,22 @@ def reread(args):
         raise InputError(f"{results}: no such file (an earlier cross-check at {args.shape}?)")
     context, cupti = cupti_rows(results)
     measured, ran = {}, []
-    for rep in sorted(args.reread.glob(f"ncu_{args.shape}*.ncu-rep")):
-        csv_export = rep.with_suffix(".csv")
-        rows, reader = ncu.read_kernels(rep, csv_export.read_text() if csv_export.is_file() else "")
-        measured = ncu.merge_by_benchmark(measured, ncu.sum_by_benchmark(rows))
-        ran.append({"report": rep.name, "read_with": reader})
+    with tempfile.TemporaryDirectory() as unpacked:
+        # Reports are committed gzipped (an .ncu-rep compresses about 7x): read from a copy.
+        reports = sorted(args.reread.glob(f"ncu_{args.shape}*.ncu-rep"))
+        for packed in sorted(args.reread.glob(f"ncu_{args.shape}*.ncu-rep.gz")):
+            if packed.with_suffix("") not in reports:
+                copy = Path(unpacked) / packed.with_suffix("").name
+                with gzip.open(packed, "rb") as source, open(copy, "wb") as target:
+                    shutil.copyfileobj(source, target)
+                reports.append(copy)
+        for rep in sorted(reports, key=lambda path: path.name):
+            csv_export = args.reread / rep.with_suffix(".csv").name
+            rows, reader = ncu.read_kernels(rep, csv_export.read_text() if csv_export.is_file() else "")
+            measured = ncu.merge_by_benchmark(measured, ncu.sum_by_benchmark(rows))
+            ran.append({"report": rep.name, "read_with": reader})
     if not ran:
-        raise InputError(f"{args.reread}: no ncu_{args.shape}*.ncu-rep in it")
+        raise InputError(f"{args.reread}: no ncu_{args.shape}*.ncu-rep (or .ncu-rep.gz) in it")
     return context, cupti, measured, ran
 
 
@@ -179,16 +191,15 @@ def main(argv=None):
     names.check_shape(args.shape)
     if args.limit < 0:
         raise InputError(f"--limit {args.limit}: expected a count >= 0")
-    key = None
-    if not args.reread:
-        key = crosscheck_cache.key(args, ROOT)
-        if args.reuse_if_unchanged:
-            kept = crosscheck_cache.kept(args.out, key)
-            if kept is not None:
-                print(f"cross-check reused: {args.out / 'ncu_crosscheck.md'} was made with the same key "
-                      f"({', '.join(f'{k}={v}' for k, v in key.items() if k != 'files')}); "
-                      "a change of driver, CUDA, GPU, catalogue or collection code runs it again")
-                return kept
+    key = crosscheck_cache.recorded_key(args.reread) if args.reread else crosscheck_cache.key(args, ROOT)
+    if not args.reread and args.reuse_if_unchanged:
+        kept = crosscheck_cache.kept(args.out, key)
+        if kept is not None:
+            # The measurements stand; the rule (this code) is applied to them again.
+            print(f"cross-check reused: the measurements in {args.out} were made with the same key "
+                  f"({', '.join(f'{k}={v}' for k, v in key.items() if k != 'files')}); "
+                  "a change of driver, CUDA, GPU, catalogue or collection code measures again")
+            args.reread, key = args.out, kept
     context, cupti, measured, ran = reread(args) if args.reread else measure(args)
     sms = context_value(context, "gpu_sm_count", default=0)
     table = crosscheck.crosscheck(cupti, measured, context_value(context, "gpu_l2_bytes", default=0), sms)

@@ -21,6 +21,8 @@ OCCUPANCY_TOLERANCE_POINTS = 1.0
 # tests/cpu/sass_test.py), as often as the other warps' timing makes it.
 SPIN_DEPENDENT = {
     "warp_inst": "counts every instruction, the polls of the mbarrier waits included",
+    "alu_pipe_inst": "counts the polls' compare and loop instructions of the mbarrier waits",
+    "lsu_pipe_inst": "counts the polls of the mbarrier waits (a try_wait is an LSU instruction)",
     "smem_wavefronts": "counts the shared-memory data stage's 'Misc' wavefronts too (ncu "
                        "--query-metrics), and a poll reads its barrier in shared memory",
 }

@@ -58,20 +58,26 @@ def completed(pre_key, context):
     return recorded
 
 
-def kept(out, current):
-    """The exit status of the cross-check already in `out` if its key equals `current`, else None."""
-    path = out / "ncu_crosscheck.json"
-    if not path.is_file() or not (out / "ncu_crosscheck.md").is_file():
-        return None
+def recorded_key(folder):
+    """The key recorded with the cross-check in `folder`, or None."""
+    path = folder / "ncu_crosscheck.json"
     try:
         recorded = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    old = recorded.get("key") if isinstance(recorded, dict) else None
-    if not isinstance(old, dict) or any(old.get(name) != value for name, value in current.items()):
+    key_found = recorded.get("key") if isinstance(recorded, dict) else None
+    return key_found if isinstance(key_found, dict) else None
+
+
+def kept(out, current):
+    """The recorded key of the cross-check measured in `out` if it matches `current` (its
+    measurements can be read again under the current rule), else None."""
+    if not (out / "ncu_crosscheck.md").is_file():
         return None
-    status = recorded.get("status")
-    return status if status in (0, 1) else None
+    old = recorded_key(out)
+    if old is None or any(old.get(name) != value for name, value in current.items()):
+        return None
+    return old
 
 
 def _base_name(entry):

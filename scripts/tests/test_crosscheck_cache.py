@@ -20,10 +20,12 @@ def write_crosscheck(folder, key, status=0):
     (folder / "ncu_crosscheck.json").write_text(json.dumps({"key": key, "status": status, "rows": []}))
 
 
-def test_a_cross_check_with_the_same_key_is_kept_with_its_status(tmp_path):
+def test_a_cross_check_with_the_same_key_is_kept_with_its_recorded_key(tmp_path):
     key = crosscheck_cache.key(args(), ROOT)
-    write_crosscheck(tmp_path, crosscheck_cache.completed(key, {"cuda_driver_version": "13.0"}), status=1)
-    assert crosscheck_cache.kept(tmp_path, key) == 1
+    recorded = crosscheck_cache.completed(key, {"cuda_driver_version": "13.0"})
+    write_crosscheck(tmp_path, recorded, status=1)
+    assert crosscheck_cache.kept(tmp_path, key) == recorded
+    assert crosscheck_cache.recorded_key(tmp_path) == recorded
 
 
 def test_any_change_of_what_the_verdict_depends_on_runs_it_again(tmp_path):
@@ -42,8 +44,10 @@ def test_no_earlier_cross_check_or_an_unreadable_one_runs_it(tmp_path):
     write_crosscheck(tmp_path, key)
     (tmp_path / "ncu_crosscheck.json").write_text("{not json")
     assert crosscheck_cache.kept(tmp_path, key) is None
-    write_crosscheck(tmp_path, key, status=None)  # a file from before statuses were recorded
-    assert crosscheck_cache.kept(tmp_path, key) is None
+    (tmp_path / "ncu_crosscheck.md").unlink()
+    write_crosscheck(tmp_path, key)
+    (tmp_path / "ncu_crosscheck.md").unlink()
+    assert crosscheck_cache.kept(tmp_path, key) is None, "no table: nothing to keep"
 
 
 def test_the_key_follows_the_collection_code(tmp_path):

@@ -1,6 +1,7 @@
 """Nsight Compute's own report reader (ncu_report) against the CSV parser, on the committed H100
 reports. The reader tests run where ncu_report loads (pip install ncu-report, or an Nsight
 Compute installation) and are skipped elsewhere with the reason."""
+import gzip
 import sys
 from pathlib import Path
 
@@ -15,6 +16,17 @@ MODULE, WHY_NOT = ncu_report_reader.load_module()
 needs_reader = pytest.mark.skipif(MODULE is None, reason=WHY_NOT)
 
 
+@pytest.fixture(scope="module")
+def unpacked(tmp_path_factory):
+    """The committed reports are gzipped: a folder with them unpacked, CSV exports beside them."""
+    folder = tmp_path_factory.mktemp("ncu")
+    for stem in REPORTS:
+        with gzip.open(NCU_DIR / f"{stem}.ncu-rep.gz", "rb") as packed:
+            (folder / f"{stem}.ncu-rep").write_bytes(packed.read())
+        (folder / f"{stem}.csv").write_text((NCU_DIR / f"{stem}.csv").read_text())
+    return folder
+
+
 def _is_count(name):
     """Counters the CSV prints whole; ratios, percentages and averages it rounds to 2 decimals."""
     return name.endswith((".sum", ".min", ".max")) and "pct" not in name
@@ -22,9 +34,9 @@ def _is_count(name):
 
 @needs_reader
 @pytest.mark.parametrize("stem", REPORTS)
-def test_the_reader_gives_the_csv_export_values_at_full_precision(stem):
-    from_csv = ncu.parse_raw_csv((NCU_DIR / f"{stem}.csv").read_text())
-    from_reader = ncu_report_reader.read_report(NCU_DIR / f"{stem}.ncu-rep", MODULE)
+def test_the_reader_gives_the_csv_export_values_at_full_precision(stem, unpacked):
+    from_csv = ncu.parse_raw_csv((unpacked / f"{stem}.csv").read_text())
+    from_reader = ncu_report_reader.read_report(unpacked / f"{stem}.ncu-rep", MODULE)
     assert len(from_reader) == len(from_csv) == 70
     compared = 0
     for csv_row, row in zip(from_csv, from_reader):
@@ -41,8 +53,8 @@ def test_the_reader_gives_the_csv_export_values_at_full_precision(stem):
 
 
 @needs_reader
-def test_the_reader_names_the_kernel_in_full():
-    row = ncu_report_reader.read_report(NCU_DIR / f"{REPORTS[1]}.ncu-rep", MODULE)[0]
+def test_the_reader_names_the_kernel_in_full(unpacked):
+    row = ncu_report_reader.read_report(unpacked / f"{REPORTS[1]}.ncu-rep", MODULE)[0]
     assert row["kernel"].startswith("void gemm::<unnamed>::naive_row_kernel<float>")
     assert row["benchmark"] == "gemm/fp32/naive_row/block:8x8/m:1024/n:1024/k:1024"
     # The cross-check sums the same values whichever reader gave them.
@@ -107,6 +119,6 @@ def test_without_the_reader_values_come_from_the_csv_export(monkeypatch):
 
 
 @needs_reader
-def test_with_the_reader_values_come_from_the_report():
-    rows, reader = ncu.read_kernels(NCU_DIR / f"{REPORTS[1]}.ncu-rep", "not a CSV")
+def test_with_the_reader_values_come_from_the_report(unpacked):
+    rows, reader = ncu.read_kernels(unpacked / f"{REPORTS[1]}.ncu-rep", "not a CSV")
     assert reader == "Nsight Compute's report reader (ncu_report)" and len(rows) == 70
