@@ -6,7 +6,11 @@ import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
-sys.path.insert(0, str(SCRIPTS))
+
+
+def command(name):
+    """The path of an installed command (gemm-compare, ...), beside the interpreter running the tests."""
+    return str(Path(sys.executable).parent / name)
 
 
 @pytest.fixture
@@ -35,7 +39,7 @@ def make_run(path, times_by_name, counters_by_name=None, context=None, repetitio
 
 def contract_entry(entry, tags, params=None, **facts):
     """A legacy gemm-bench entry given the `variant` object of the kernel contract."""
-    from gemm_study.results import legacy_facts, parse_name
+    from gemm_study.data.results import legacy_facts, parse_name
 
     parsed = parse_name(entry["run_name"])
     legacy = legacy_facts(parsed)
@@ -55,7 +59,7 @@ def contract_entry(entry, tags, params=None, **facts):
 def ladder_entry(template, variant_name, rung, rung_name, gflops, counters, compute="fp32",
                  tags=("ladder",)):
     """A synthetic ladder benchmark at the template's shape and precision."""
-    from gemm_study.results import parse_name
+    from gemm_study.data.results import parse_name
 
     parsed = parse_name(template["run_name"])
     name = f"gemm/{parsed['precision']}/{variant_name}/m:{parsed['m']}/n:{parsed['n']}/k:{parsed['k']}/manual_time"

@@ -5,7 +5,7 @@ a row, so tests can hold the report to the manifest; counts follow from the H100
 so a test knows each row's account before the report computes it."""
 import json
 
-from gemm_study.manifest import load_families
+from gemm_study.data.manifest import load_families
 
 SHAPE = (1024, 1024, 1024)
 SM_CLOCK_MHZ = 1980.0

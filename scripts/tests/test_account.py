@@ -3,11 +3,11 @@ of the grid; no account, with the reason, wherever a counter, peak or clock is m
 import math
 
 import pytest
-
 import study_rows
 from conftest import SCRIPTS
-from gemm_study import account
-from gemm_study.results import load_frame, one_row_per_benchmark
+
+from gemm_study.analysis import account
+from gemm_study.data.results import load_frame, one_row_per_benchmark
 
 H100 = {"gpu_sm_count": "132"}
 N = 4096

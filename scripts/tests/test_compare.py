@@ -1,19 +1,24 @@
 """compare.py: each rule of the verdict has a test that fails when the rule is removed."""
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import DATA, SCRIPTS, command
 
-from compare import guarded, main as compare_main
-from conftest import DATA, SCRIPTS
+from gemm_study.cli.compare import main as compare_main
+from gemm_study.data.errors import run_cli
 
 REGRESSION = SCRIPTS.parent / "reports" / "h200" / "regression"
 CONTRACT = DATA / "cmp_contract_run.json"
 SHARED = "gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024"
 NAIVE = "gemm/fp32/naive_row/block:16x16/m:1024/n:1024/k:1024"
 CONTEXT = json.loads((DATA / "h200_512_partial.json").read_text())["context"]
+
+
+def guarded(argv):
+    """The command line as installed: its exit statuses, never a traceback."""
+    return run_cli(compare_main, argv)
 
 
 def jitter(center, rel=0.002, n=10, seed=0):
@@ -417,7 +422,7 @@ def test_hostile_mutations_never_trace_back(tmp_path, capsys):
 
 def test_command_line_prints_no_traceback(tmp_path):
     bad_file = mutate(tmp_path, set_entry(3, median_ms=-1))
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "compare.py"), str(bad_file), str(bad_file)],
+    proc = subprocess.run([command("gemm-compare"), str(bad_file), str(bad_file)],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
@@ -533,7 +538,7 @@ def sampled_run(path, scale, flagged=(), clock=1980.0, slowdown=()):
 
 
 def test_cycles_come_from_each_sample_and_leave_out_flagged_ones(tmp_path):
-    from gemm_study.results import load_run
+    from gemm_study.data.results import load_run
 
     _, benches = load_run(sampled_run(tmp_path / "a.json", 1.0, flagged=range(8)))
     bench = benches[SHARED + "/manual_time"]
@@ -584,8 +589,8 @@ def test_cycles_use_each_repetitions_clock(tmp_path):
 def test_a_spinning_variants_instruction_count_is_noisy_not_exact():
     """warp_inst of a kernel that polls mbarriers depends on timing: a 0.4% rise is within the
     noisy counters' tolerance there, and an exact-count change elsewhere."""
-    from gemm_study.catalogue import load_catalogue
-    from gemm_study.compare import Settings, counter_changes
+    from gemm_study.data.catalogue import load_catalogue
+    from gemm_study.regression.compare import Settings, counter_changes
     catalogue, settings = load_catalogue(), Settings()
     base, cand = {"warp_inst": [8.132e5]}, {"warp_inst": [8.168e5]}
     assert counter_changes(base, cand, settings, catalogue)["warp_inst"]["verdict"] == "WORSE"

@@ -3,10 +3,11 @@ counters on the first predicted it."""
 import json
 
 import pytest
-
 from conftest import ladder_entry, recorded_entry, write_contract_run
-from gemm_study import account, cross_gpu
-from gemm_study.results import load_results, one_row_per_benchmark, to_frame
+
+from gemm_study.analysis import account
+from gemm_study.data.results import load_results, one_row_per_benchmark, to_frame
+from gemm_study.report import cross_gpu
 
 TEMPLATE = "gemm/fp32/shared/tile:32/m:512/n:512/k:512/manual_time"
 PEAK_DRAM_A = 3352.0

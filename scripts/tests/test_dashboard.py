@@ -7,9 +7,9 @@ import os
 import shutil
 
 import pytest
-
-from history import main as history_main
 from test_history import NAIVE, PADDED, TUNED, WARP, history_of
+
+from gemm_study.cli.history import main as history_main
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")

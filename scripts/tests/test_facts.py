@@ -3,13 +3,13 @@ old files without it still load; repetitions give one row per benchmark."""
 import json
 
 import pytest
-
 from conftest import DATA, contract_entry, recorded_entry, write_contract_run
-from gemm_study import seeds
-from gemm_study.errors import run_cli
-from gemm_study.results import has_tag, load_results, one_row_per_benchmark, to_frame
-from report import main as report_main
-from summary_table import main as summary_main
+
+from gemm_study.cli.report import main as report_main
+from gemm_study.cli.summary_table import main as summary_main
+from gemm_study.data.errors import run_cli
+from gemm_study.data.results import has_tag, load_results, one_row_per_benchmark, to_frame
+from gemm_study.report import seeds
 
 SHARED16 = "gemm/fp32/shared/tile:16/m:512/n:512/k:512/manual_time"
 

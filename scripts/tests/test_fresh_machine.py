@@ -7,7 +7,6 @@ import stat
 import subprocess
 
 import pytest
-
 from conftest import SCRIPTS, write_contract_run
 
 ROOT = SCRIPTS.parent

@@ -3,33 +3,33 @@ repetitions with 0.2% noise, a little drift per run) and on the committed runs.
 
 Mutations (each must make the tests after the arrow fail; test_mutations.py applies them one at a
 time to a copy of the tools and runs those tests, and checks that they pass without it):
-  - the 3% floor of the pair rule made 1%: gemm_study/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.01` => test_compare.py -k min_effect_rule
-  - the exact-count tolerance made 2%: gemm_study/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
-  - a higher-is-better count read as lower-is-better: gemm_study/compare.py: `(metric.better == "lower")` -> `(metric.better != "none")` => test_compare.py -k higher_is_better
-  - cycles from the run's median clock, not each repetition's: gemm_study/compare.py: `return bench.cycles if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
-  - a two-sided rank test: gemm_study/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k one_sided
-  - means instead of medians: gemm_study/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k outliers
-  - fewer than 4 repetitions a side allowed: gemm_study/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
-  - new and failed passes: gemm_study/compare.py: `            if new.errors:` -> `            if False:` => test_compare.py -k new_and_failed
-  - a worse count while faster is a regression again: gemm_study/compare.py: `time_verdict != "FASTER"` -> `True` => test_compare.py -k while_faster
-  - guards ignored: gemm_study/compare.py: `if guarded(family, name) or` -> `if` => test_compare.py -k guarded
-  - the revisions skipped by a step not named: gemm_study/series.py: `gap = [(p.index, p.status) for p in points if before.index < p.index < after.index]` -> `gap = []` => test_history.py -k missing_revision
-  - a failure hides the steps before it: gemm_study/series.py: `    steps = change_points(points, settings)` -> `    steps = change_points(points[max((i for i, p in enumerate(points) if p.status != "ok"), default=-1) + 1:], settings)` => test_history.py -k failed_revision
-  - no merge of small steps (a creep): gemm_study/series.py: `        weakest = min(failing,` -> `        return [(f, t) for f, t in zip(found, tests) if _accepted(t)]
+  - the 3% floor of the pair rule made 1%: gemm_study/regression/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.01` => test_compare.py -k min_effect_rule
+  - the exact-count tolerance made 2%: gemm_study/regression/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
+  - a higher-is-better count read as lower-is-better: gemm_study/regression/compare.py: `(metric.better == "lower")` -> `(metric.better != "none")` => test_compare.py -k higher_is_better
+  - cycles from the run's median clock, not each repetition's: gemm_study/regression/compare.py: `return bench.cycles if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
+  - a two-sided rank test: gemm_study/regression/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k one_sided
+  - means instead of medians: gemm_study/regression/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k outliers
+  - fewer than 4 repetitions a side allowed: gemm_study/regression/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
+  - new and failed passes: gemm_study/regression/compare.py: `            if new.errors:` -> `            if False:` => test_compare.py -k new_and_failed
+  - a worse count while faster is a regression again: gemm_study/regression/compare.py: `time_verdict != "FASTER"` -> `True` => test_compare.py -k while_faster
+  - guards ignored: gemm_study/regression/compare.py: `if guarded(family, name) or` -> `if` => test_compare.py -k guarded
+  - the revisions skipped by a step not named: gemm_study/regression/series.py: `gap = [(p.index, p.status) for p in points if before.index < p.index < after.index]` -> `gap = []` => test_history.py -k missing_revision
+  - a failure hides the steps before it: gemm_study/regression/series.py: `    steps = change_points(points, settings)` -> `    steps = change_points(points[max((i for i, p in enumerate(points) if p.status != "ok"), default=-1) + 1:], settings)` => test_history.py -k failed_revision
+  - no merge of small steps (a creep): gemm_study/regression/series.py: `        weakest = min(failing,` -> `        return [(f, t) for f, t in zip(found, tests) if _accepted(t)]
         weakest = min(failing,` => test_history.py -k creep
-  - the drift of a segment's runs not pooled: gemm_study/compare.py: `settings.drift ** 2 * (1 / runs[0] + 1 / runs[1])` -> `settings.drift ** 2 * 2` => test_history.py -k pool_their_drift
-  - file order instead of dates: gemm_study/history.py: `    if order_by == "args":` -> `    if True:` => test_history.py -k dates_not_file_names
-  - spikes not split out: gemm_study/series.py: `found |= {tau} | ({kappa} if kappa < stop else set())` -> `found |= {tau}` => test_history.py -k injected
+  - the drift of a segment's runs not pooled: gemm_study/regression/compare.py: `settings.drift ** 2 * (1 / runs[0] + 1 / runs[1])` -> `settings.drift ** 2 * 2` => test_history.py -k pool_their_drift
+  - file order instead of dates: gemm_study/regression/history.py: `    if order_by == "args":` -> `    if True:` => test_history.py -k dates_not_file_names
+  - spikes not split out: gemm_study/regression/series.py: `found |= {tau} | ({kappa} if kappa < stop else set())` -> `found |= {tau}` => test_history.py -k injected
 """
 import json
 
 import numpy as np
 import pytest
-
 from conftest import DATA
-from gemm_study.errors import run_cli
-from history import main as history_main
 from test_compare import write_run
+
+from gemm_study.cli.history import main as history_main
+from gemm_study.data.errors import run_cli
 
 TUNED = "gemm/fp32/tuned/bm:128/m:1024/n:1024/k:1024"
 WARP = "gemm/fp32/warptile/bm:128/m:1024/n:1024/k:1024"
@@ -279,7 +279,7 @@ def test_context_mismatch_names_both_files(tmp_path, capsys):
 
 
 def test_revision_label_keeps_what_follows_the_hash():
-    from gemm_study.history import revision_label
+    from gemm_study.regression.history import revision_label
     assert revision_label("50cbe9466b08aa11") == "50cbe9466b08"
     assert revision_label("50cbe9466b08+unpadded") == "50cbe9466b08+unpadded"
     assert revision_label("c933aeef88c0aaaa-dirty") == "c933aeef88c0-dirty"

@@ -4,18 +4,18 @@ every tool that reads results."""
 import json
 
 import pytest
-
-from compare import main as compare_main
 from conftest import DATA
-from cross_gpu import main as cross_gpu_main
-from gemm_study import ncu
-from gemm_study.errors import InputError, run_cli
-from gemm_study.results import has_tag, load_results, to_frame
-from gemm_study.stages import main as stages_main
-from history import main as history_main
-from report import main as report_main
-from reproducibility import main as reproducibility_main
-from summary_table import main as summary_main
+
+from gemm_study.cli.compare import main as compare_main
+from gemm_study.cli.cross_gpu import main as cross_gpu_main
+from gemm_study.cli.history import main as history_main
+from gemm_study.cli.report import main as report_main
+from gemm_study.cli.reproducibility import main as reproducibility_main
+from gemm_study.cli.stages import main as stages_main
+from gemm_study.cli.summary_table import main as summary_main
+from gemm_study.data.errors import InputError, run_cli
+from gemm_study.data.results import has_tag, load_results, to_frame
+from gemm_study.ncu import session as ncu
 
 CONTRACT = DATA / "cmp_contract_run.json"
 
@@ -115,7 +115,7 @@ def test_summary_table_bad_shape_says_so(capsys, shape):
 
 
 def test_ncu_session_without_ncu_writes_nothing(tmp_path, capsys, monkeypatch):
-    from ncu_session import main as session_main
+    from gemm_study.cli.ncu_session import main as session_main
 
     def no_ncu():
         raise InputError("ncu (Nsight Compute) not found: install it or put it on PATH")

@@ -4,11 +4,12 @@ import json
 import shutil
 
 import pytest
-
 from conftest import SCRIPTS
-from gemm_study import inject
-from gemm_study.errors import InputError
 from test_compare import write_run
+
+from gemm_study.cli.inject import main as inject_main
+from gemm_study.data.errors import InputError
+from gemm_study.regression import inject
 
 ROOT = SCRIPTS.parent
 KERNEL = """#include "x.h"
@@ -102,12 +103,12 @@ def test_calibration_spreads_the_share_of_cycles_over_the_waves(tmp_path):
 
 def test_the_plan_command_prints_each_target(tmp_path, capsys):
     tree = toy_tree(tmp_path / "tree")
-    assert inject.main(["plan", "--tree", str(tree), "--baseline", str(baseline(tmp_path)), "toy=0.05"]) == 0
+    assert inject_main(["plan", "--tree", str(tree), "--baseline", str(baseline(tmp_path)), "toy=0.05"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["toy"]["spin_cycles"] == 12500 and plan["toy"]["waves"] == 4
-    assert inject.main(["apply", "--tree", str(tree), "toy=12500"]) == 0 and "12500LL" in \
+    assert inject_main(["apply", "--tree", str(tree), "toy=12500"]) == 0 and "12500LL" in \
         (tree / "kernels" / "ladder" / "toy.cu").read_text()
-    assert inject.main(["remove", "--tree", str(tree)]) == 0
+    assert inject_main(["remove", "--tree", str(tree)]) == 0
     assert (tree / "kernels" / "ladder" / "toy.cu").read_text() == KERNEL
 
 

@@ -4,13 +4,14 @@ rung against the ceiling of the unit it runs on; the counters that moved."""
 import json
 
 import pytest
-
 import study_rows
 from conftest import ladder_entry, recorded_entry, write_contract_run
-from gemm_study import account, ceilings, ladder, ladder_report, moves, seeds
-from gemm_study.manifest import load_families
-from gemm_study.results import load_results, one_row_per_benchmark, to_frame
-from report import main as report_main
+
+from gemm_study.analysis import account, ceilings, ladder, moves
+from gemm_study.cli.report import main as report_main
+from gemm_study.data.manifest import load_families
+from gemm_study.data.results import load_results, one_row_per_benchmark, to_frame
+from gemm_study.report import ladder_report, seeds
 
 TEMPLATE = "gemm/fp32/shared/tile:32/m:512/n:512/k:512/manual_time"
 BASE = {"dram_read_bytes": 2.2e6, "dram_write_bytes": 1.1e6, "l2_read_sectors": 4e6, "l2_write_sectors": 1e5}

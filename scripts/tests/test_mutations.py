@@ -35,7 +35,8 @@ def run_tests(scripts, tests, select):
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-k", select,
                            *[str(scripts / "tests" / t) for t in tests]],
                           capture_output=True, text=True, timeout=300, cwd=scripts.parent,
-                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+                          # PYTHONPATH: the copy's package, not the installed one
+                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(scripts)))
     return proc.returncode, proc.stdout[-1500:]
 
 

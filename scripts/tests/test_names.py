@@ -1,9 +1,10 @@
 """The name grammar comes from bench/benchmark_names.inc, not from Python."""
 import pytest
 
-from gemm_study import names, ncu
-from gemm_study.errors import InputError
-from gemm_study.results import parse_name
+from gemm_study.data import names
+from gemm_study.data.errors import InputError
+from gemm_study.data.results import parse_name
+from gemm_study.ncu import session as ncu
 
 SPEC_LINES = """// a comment line
 GEMM_NAME(kernel_prefix, R"(mm)")

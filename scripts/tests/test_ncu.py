@@ -1,9 +1,10 @@
 import pytest
-
 from conftest import DATA
-from gemm_study import crosscheck, ncu
-from gemm_study.catalogue import load_catalogue
-from gemm_study.errors import InputError
+
+from gemm_study.data.catalogue import load_catalogue
+from gemm_study.data.errors import InputError
+from gemm_study.ncu import crosscheck
+from gemm_study.ncu import session as ncu
 
 
 def test_range_names_round_trip():
@@ -248,8 +249,8 @@ def test_catalogue_is_parsed_with_directions():
 def test_bad_shape_is_bad_input(tmp_path, capsys, script, shape):
     import importlib
 
-    from gemm_study.errors import run_cli
-    module = importlib.import_module(script)
+    from gemm_study.data.errors import run_cli
+    module = importlib.import_module(f"gemm_study.cli.{script}")
     extra = ["--variant", "shared/tile:16"] if script == "ncu_session" else []
     assert run_cli(module.main, [*extra, "--shape", shape, "--out", str(tmp_path)]) == 2
     assert "expected MxNxK" in capsys.readouterr().err
@@ -273,7 +274,7 @@ def test_ncu_starts_each_benchmark_in_the_l2_state_of_its_counter_passes(context
 
 
 def test_one_cache_state_session_per_l2_state():
-    import ncu_crosscheck
+    from gemm_study.ncu import crosscheck_run as ncu_crosscheck
 
     fp32, fp64 = "gemm/fp32/tuned/m:1536/n:1536/k:1536", "gemm/fp64/tuned/m:1536/n:1536/k:1536"
     sessions = ncu_crosscheck.sessions("1536x1536x1536", [fp32, fp64], FITS_ONLY, H100_L2)
@@ -293,8 +294,9 @@ def test_one_cache_state_session_per_l2_state():
 def test_cupti_rows_carry_the_spins_fact(tmp_path):
     import json
 
-    import ncu_crosscheck
     from conftest import contract_entry, make_run
+
+    from gemm_study.ncu import crosscheck_run as ncu_crosscheck
 
     run = make_run(tmp_path / "r.json", {"gemm/fp32/tuned/m:512/n:512/k:512": [1.0],
                                          "gemm/fp32/warptile/m:512/n:512/k:512": [1.0]}, repetitions=1)
@@ -316,8 +318,8 @@ def test_the_committed_1024_cross_check_holds_under_the_rule(tmp_path, monkeypat
     occupancies of grids with a partial last wave are shown too."""
     import json
 
-    import ncu_crosscheck
-    from gemm_study import ncu_report_reader
+    from gemm_study.cli import ncu_crosscheck
+    from gemm_study.ncu import report_reader as ncu_report_reader
 
     if not with_reader:
         monkeypatch.setattr(ncu_report_reader, "load_module", lambda ncu=None: (None, "not used"))
@@ -336,7 +338,7 @@ def test_the_committed_1024_cross_check_holds_under_the_rule(tmp_path, monkeypat
 
 
 def test_reread_without_the_results_is_bad_input(tmp_path):
-    import ncu_crosscheck
+    from gemm_study.cli import ncu_crosscheck
 
     with pytest.raises(InputError, match="no such file"):
         ncu_crosscheck.main(["--reread", str(tmp_path), "--out", str(tmp_path / "o")])
@@ -346,7 +348,7 @@ def test_reread_without_the_results_is_bad_input(tmp_path):
 
 
 def test_launch_facts_of_an_older_file_come_from_the_grid_and_the_occupancy():
-    import ncu_crosscheck
+    from gemm_study.ncu import crosscheck_run as ncu_crosscheck
 
     variant = {"grid": [16, 16, 1], "threads_per_block": 512}
     assert ncu_crosscheck.launch_of(variant, {"theoretical_occupancy": 100.0}, 2048) == \

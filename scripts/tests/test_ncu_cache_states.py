@@ -1,15 +1,16 @@
-"""The L2-state probe of DRAM bytes (scripts/ncu_cache_states.py) and the script that runs every
+"""The L2-state probe of DRAM bytes (gemm-ncu-cache-states) and the script that runs every
 cross-check on a GPU (scripts/ncu_crosscheck_shapes.sh), with a fake gemm-bench and fake ncu."""
 import json
 import os
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-
 from conftest import SCRIPTS, make_run
-from gemm_study import ncu
+
+from gemm_study.ncu import session as ncu
 
 MIB = 2 ** 20
 A, B = "gemm/fp64/shared/tile:32/m:1536/n:1536/k:1536", "gemm/fp64/warptile/m:1536/n:1536/k:1536"
@@ -23,7 +24,7 @@ STATES = {"CUPTI as cross-checked": {A: (100 * MIB, 19 * MIB), B: (40 * MIB, 19 
 
 
 def test_findings_name_the_nearest_ncu_state_and_each_gap():
-    import ncu_cache_states
+    from gemm_study.ncu import cache_states as ncu_cache_states
 
     found = ncu_cache_states.findings(STATES, [A, B])
     assert found[0] == ("DRAM bytes read by CUPTI as cross-checked are nearest ncu flushed for 2 "
@@ -66,7 +67,7 @@ def _fake_bench(tmp_path):
 
 
 def test_the_probe_runs_every_state_and_writes_the_table(tmp_path, monkeypatch):
-    import ncu_cache_states
+    from gemm_study.cli import ncu_cache_states
 
     bench, log = _fake_bench(tmp_path)
     sessions = []
@@ -96,12 +97,12 @@ def test_the_probe_runs_every_state_and_writes_the_table(tmp_path, monkeypatch):
     # 90 MiB read against 100 flushed and 70 warm: nearest the flushed state, 10% apart.
     assert found[0].startswith("DRAM bytes read by CUPTI as cross-checked are nearest ncu flushed for 2 "
                                "(median 10.0% apart")
-    assert "Command: scripts/ncu_cache_states.py --bench" in text
+    assert "Command: gemm-ncu-cache-states --bench" in text
 
 
 def test_the_probe_without_a_gpu_is_bad_input(tmp_path, monkeypatch, capsys):
-    import ncu_cache_states
-    from gemm_study.errors import run_cli
+    from gemm_study.cli import ncu_cache_states
+    from gemm_study.data.errors import run_cli
 
     monkeypatch.setattr(ncu, "gpu_present", lambda: False)
     assert run_cli(ncu_cache_states.main, ["--out", str(tmp_path)]) == 2
@@ -109,7 +110,7 @@ def test_the_probe_without_a_gpu_is_bad_input(tmp_path, monkeypatch, capsys):
 
 
 def test_the_shapes_script_runs_each_step_and_fails_when_one_does(tmp_path):
-    env = dict(os.environ, PATH="/usr/bin:/bin", PYTHON=sys.executable)  # no nvidia-smi: every step exits 2
+    env = dict(os.environ, PATH="/usr/bin:/bin", GEMM_TOOLS=str(Path(sys.executable).parent))  # no nvidia-smi: every step exits 2
     proc = subprocess.run(["bash", str(SCRIPTS / "ncu_crosscheck_shapes.sh"), str(tmp_path / "x")],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 1

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gemm_study import ncu, ncu_report_reader
-from gemm_study.errors import InputError
+from gemm_study.data.errors import InputError
+from gemm_study.ncu import report_reader as ncu_report_reader
+from gemm_study.ncu import session as ncu
 
 NCU_DIR = Path(__file__).resolve().parents[2] / "reports" / "h100-80gb-hbm3" / "ncu"
 REPORTS = ["ncu_1024x1024x1024", "ncu_1024x1024x1024_cache"]

@@ -2,10 +2,10 @@
 speedup within 15%; an unexplained step shows the counters it has; losing steps alike."""
 import pandas as pd
 import pytest
-
 import study_rows
-from gemm_study import prediction
 from test_ladder import kernel_of, view
+
+from gemm_study.analysis import prediction
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_without_an_account_on_one_side_there_is_no_prediction():
 
 
 def test_the_steps_table_has_every_step(fp32_steps):
-    from gemm_study.ladder_report import steps_table
+    from gemm_study.report.ladder_report import steps_table
 
     table = steps_table(fp32_steps)
     assert list(table.verdict) == [s.verdict for s in fp32_steps]

@@ -1,11 +1,11 @@
+import re
 import subprocess
-import sys
 
 import pytest
+from conftest import DATA, SCRIPTS, command
 
-from conftest import DATA, SCRIPTS
-from gemm_study.errors import run_cli
-from report import main as report_main
+from gemm_study.cli.report import main as report_main
+from gemm_study.data.errors import run_cli
 
 
 def test_report_from_a_real_run(tmp_path, recorded):
@@ -47,12 +47,15 @@ def test_missing_file(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("script", ["report.py", "compare.py", "ncu_session.py", "ncu_crosscheck.py", "sol_check.py",
-                                    "summary_table.py", "cross_gpu.py"])
-def test_every_script_has_help(script):
-    proc = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True)
+COMMANDS = re.findall(r"^(gemm-[\w-]+) = ", (SCRIPTS.parent / "pyproject.toml").read_text(), re.MULTILINE)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_has_help_that_names_it(name):
+    """The usage line names the command however it was installed (not `usage: -c`)."""
+    proc = subprocess.run([command(name), "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
-    assert "usage:" in proc.stdout
+    assert proc.stdout.startswith(f"usage: {name} ")
 
 
 def test_ncu_exports_add_an_agreement_section(tmp_path, recorded):
@@ -96,8 +99,8 @@ def test_the_crosscheck_table_is_linked_not_inlined(tmp_path, recorded):
 def test_several_ncu_exports_of_one_benchmark_are_merged(tmp_path):
     # The cross-check writes two exports per run (counts, and DRAM/L2 from an application-replay
     # session): the agreement table must hold the metrics of both, not only the last file's.
-    import report as report_script
-    from gemm_study.results import one_row_per_benchmark, to_frame
+    from gemm_study.cli import report as report_script
+    from gemm_study.data.results import one_row_per_benchmark, to_frame
     name = "gemm/fp32/shared/tile:16/m:512/n:512/k:512"
     kernel = one_row_per_benchmark(to_frame([{
         "name": name + "/manual_time", "run_type": "iteration", "real_time": 1.0, "time_unit": "ms",

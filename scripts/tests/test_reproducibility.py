@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 import study_rows
-from gemm_study import reproducibility
-from gemm_study.compare import Settings
-from gemm_study.errors import run_cli
-from reproducibility import main as reproducibility_main
+
+from gemm_study.cli.reproducibility import main as reproducibility_main
+from gemm_study.data.errors import run_cli
+from gemm_study.regression import reproducibility
+from gemm_study.regression.compare import Settings
 
 TIMES_ONLY = Settings(time_only=True)
 
@@ -124,7 +124,7 @@ def test_the_command_line_exits_0_1_2_and_writes_the_page(tmp_path, capsys):
     slow_first, slow_second = runs(tmp_path, lambda name, e: slower(e, 1.5))
     assert reproducibility_main([str(slow_first), str(slow_second), "--min-ms", "0"]) == 1
     assert "**Not reproducible**" in capsys.readouterr().out
-    from gemm_study.errors import run_cli
+    from gemm_study.data.errors import run_cli
     assert run_cli(reproducibility_main, [str(first), str(tmp_path / "absent.json")]) == 2
 
 
@@ -284,11 +284,12 @@ def test_the_wrapper_stops_with_one_line_when_a_run_left_no_single_results_file(
     (root / "scripts").mkdir(parents=True)
     wrapper = Path(__file__).resolve().parents[1] / "reproducibility.sh"
     executable(root / "scripts" / "reproducibility.sh", wrapper.read_text())
+    (root / "scripts" / "lib.sh").write_text((wrapper.parent / "lib.sh").read_text())
     executable(root / "scripts" / "run_study.sh", "#!/bin/sh\n" + "".join(
         f"mkdir -p \"$1/gpu{i}\" && echo {{}} > \"$1/gpu{i}/results.json\"\n" for i in range(gpus)))
     ran = tmp_path / "compared"
     executable(root / "scripts" / "bootstrap", f"#!/bin/sh\necho {root / 'scripts' / 'python'}\n")
-    executable(root / "scripts" / "python", f"#!/bin/sh\ntouch {ran}\n")
+    executable(root / "scripts" / "gemm-reproducibility", f"#!/bin/sh\ntouch {ran}\n")
     fakes = tmp_path / "bin"
     fakes.mkdir()
     executable(fakes / "nvidia-smi", "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")

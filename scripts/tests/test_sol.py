@@ -1,11 +1,11 @@
 """The account's limiter against ncu's Speed-of-Light breakdown: metric names mapped to the
 account's units, agreement per benchmark, exit status 1 on a disagreement."""
 import pytest
-
 import study_rows
-from gemm_study import sol
-from gemm_study.errors import run_cli
-from sol_check import main as sol_main
+
+from gemm_study.cli.sol_check import main as sol_main
+from gemm_study.data.errors import run_cli
+from gemm_study.ncu import sol
 
 SHAPE = "m-1024.n-1024.k-1024"
 COLUMNS = ["smsp__inst_executed_pipe_fma.sum.pct_of_peak_sustained_elapsed",
@@ -84,7 +84,7 @@ def test_metric_names_map_to_units(metric, unit):
 
 
 def test_no_mapped_metric_is_no_comparison():
-    from gemm_study import account
+    from gemm_study.analysis import account
 
     row = dict(study_rows.counters(1000, "fma", 0.8), time_ms=2 * 1024 ** 3 / 1e12 * 1e3, m=1024, n=1024, k=1024)
     check = sol.check("b", row, account.account(row, {"gpu_sm_count": "132"}), {"x__y.pct_of_peak_sustained_elapsed": 5.0})

@@ -3,14 +3,15 @@ import json
 import os
 import stat
 import subprocess
-import sys
 
 import pytest
+from conftest import DATA, SCRIPTS, command, write_contract_run
 
-from conftest import DATA, SCRIPTS, write_contract_run
-from gemm_study import cross_gpu, ncu, stages
-from gemm_study.errors import run_cli
-from gemm_study.results import load_results, one_row_per_benchmark, to_frame
+from gemm_study.cli.stages import main as stages_main
+from gemm_study.data.errors import run_cli
+from gemm_study.data.results import load_results, one_row_per_benchmark, to_frame
+from gemm_study.ncu import session as ncu
+from gemm_study.report import cross_gpu, stages
 
 H200 = SCRIPTS.parent / "reports" / "h200" / "results.json"
 
@@ -33,9 +34,9 @@ def test_stages_cli_merges_script_and_bench_stages(tmp_path, capsys):
         entry.update(stage_verify_s=0.1, stage_timing_s=0.2, stage_counters_s=0.3)
     results.write_text(json.dumps(data))
     out = tmp_path / "stages.json"
-    assert stages.main(["--results", str(results), "--stage", "build=10", "--stage", "bench=100",
+    assert stages_main(["--results", str(results), "--stage", "build=10", "--stage", "bench=100",
                         "--setting", "sizes=512", "--out", str(out)]) == 0
-    assert stages.main(["--stage", "report=5", "--out", str(out)]) == 0
+    assert stages_main(["--stage", "report=5", "--out", str(out)]) == 0
     recorded = json.loads(out.read_text())
     n = len(data["benchmarks"])
     assert recorded["stages"]["verify"] == pytest.approx(0.1 * n)
@@ -48,7 +49,7 @@ def test_stages_cli_merges_script_and_bench_stages(tmp_path, capsys):
 
 
 def test_bad_stage_argument_is_bad_input(tmp_path, capsys):
-    assert run_cli(stages.main, ["--stage", "build", "--out", str(tmp_path / "s.json")]) == 2
+    assert run_cli(stages_main, ["--stage", "build", "--out", str(tmp_path / "s.json")]) == 2
     assert "expected NAME=SECONDS" in capsys.readouterr().err
 
 
@@ -74,7 +75,7 @@ def second_gpu(tmp_path):
 
 
 def test_cross_gpu_page_explains_ratios_by_the_context(tmp_path):
-    from cross_gpu import main as cross_main
+    from gemm_study.cli.cross_gpu import main as cross_main
 
     a, b = second_gpu(tmp_path)
     out = tmp_path / "cross_gpu.md"
@@ -100,7 +101,7 @@ def test_cross_gpu_pairs_only_common_benchmarks(tmp_path):
 
 def test_crosscheck_without_a_gpu_is_one_line_and_exit_2(tmp_path, monkeypatch):
     env = dict(os.environ, PATH=str(tmp_path))  # no nvidia-smi on PATH
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "ncu_crosscheck.py"), "--out", str(tmp_path / "o")],
+    proc = subprocess.run([command("gemm-ncu-crosscheck"), "--out", str(tmp_path / "o")],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "no NVIDIA GPU here" in proc.stderr
@@ -123,7 +124,7 @@ json.dump(data, open(out, "w"))
 
 
 def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, monkeypatch):
-    import ncu_crosscheck
+    from gemm_study.cli import ncu_crosscheck
 
     run = write_contract_run(tmp_path / "run.json")
     log = tmp_path / "bench.log"
@@ -169,7 +170,7 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
 
 
 def test_crosscheck_without_ncu_stops_before_running_gemm_bench(tmp_path, monkeypatch, capsys):
-    import ncu_crosscheck
+    from gemm_study.cli import ncu_crosscheck
 
     def no_ncu():
         raise ncu.InputError("ncu (Nsight Compute) not found: install it or put it on PATH")
@@ -186,7 +187,7 @@ def test_crosscheck_without_ncu_stops_before_running_gemm_bench(tmp_path, monkey
 
 def test_cross_gpu_on_a_file_without_median_ms_uses_its_mean_and_says_so(tmp_path):
     """An older file (real_time only) used to fail with 'unexpected KeyError'."""
-    from cross_gpu import main as cross_main
+    from gemm_study.cli.cross_gpu import main as cross_main
 
     a, b = second_gpu(tmp_path)
     data = json.loads(b.read_text())

@@ -1,15 +1,10 @@
 """The auto dispatcher's table: per arithmetic and shape the fastest verified candidate, the
 anchor it is measured against, and the rules for who may serve which arithmetic."""
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-SPEC = importlib.util.spec_from_file_location(
-    "tune_shapes", Path(__file__).resolve().parents[1] / "tune_shapes.py")
-tune = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(tune)
+from gemm_study.cli import tune_shapes as tune
 
 
 def bench(name, ms, precision="fp32", compute=None, tags=("shapes",), shape=(1, 4096, 4096),

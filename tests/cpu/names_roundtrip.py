@@ -3,16 +3,26 @@
 
 Usage: names_roundtrip.py GEMM_BENCH
 Runs `GEMM_BENCH --list --tags=all` over an odd and a square shape (no GPU needed) and checks,
-for every listed benchmark, that scripts/gemm_study/names.py parses it, that the parts rebuild
+for every listed benchmark, that scripts/gemm_study/data/names.py parses it, that the parts rebuild
 the same name, that the variant matches the variant grammar, and that the NVTX range name
 converts back. Exit 0 when all do, 1 otherwise; one line per failure.
 """
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from gemm_study import names  # noqa: E402
+CHECKOUT_PACKAGE = str(Path(__file__).resolve().parents[2] / "scripts")
+
+try:
+    from gemm_study.data import names
+except ModuleNotFoundError:
+    # CTest runs this with the system python3, where the tools may not be installed: run again
+    # with the checkout's package importable (once: a second failure is a real one).
+    if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] == CHECKOUT_PACKAGE:
+        raise
+    path = os.pathsep.join(p for p in (CHECKOUT_PACKAGE, os.environ.get("PYTHONPATH")) if p)
+    os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], dict(os.environ, PYTHONPATH=path))
 
 
 def main(argv):

@@ -176,7 +176,7 @@ def main(argv):
         failures += 1
         print("FAIL pipelined_kernel: expected instances both with and without mbarriers")
     for name, (mbar, sass) in sorted(pipelined.items()):
-        count = lambda op: sum(1 for l in sass if re.search(r"\b" + op + r"\b", l))
+        count = lambda op, sass=sass: sum(1 for l in sass if re.search(r"\b" + op + r"\b", l))
         bars, waits, arrivals = count(r"BAR\.SYNC"), count(r"SYNCS\.PHASECHK"), count(r"ARRIVES\.LDGSTSBAR")
         ok = (bars == 1 and waits > 0 and arrivals > 0) if mbar else (bars == 2 and waits == 0)
         failures += not ok
