@@ -1,5 +1,5 @@
 """The package's folders are its layers, and a module imports only from its own layer or below:
-data <- analysis <- ncu <- report <- regression <- cli. A command line (cli/) imports no other
+data <- analysis <- tuning <- ncu <- report <- regression <- cli. A command line (cli/) imports no other
 command line, only their shared parsers (cli/common.py). Nothing edits sys.path or loads a module
 by its file path, but for the one place that must: Nsight Compute's own Python reader, which
 lives in the Nsight Compute installation with its compiled extension beside it."""
@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gemm_study"
-LAYERS = ["data", "analysis", "ncu", "report", "regression", "cli"]
+LAYERS = ["data", "analysis", "tuning", "ncu", "report", "regression", "cli"]
 RANK = {name: rank for rank, name in enumerate(LAYERS)}
 # Nsight Compute ships ncu_report.py with its extension module in extras/python of each
 # installation: that folder must be importable while ncu_report loads.

@@ -99,8 +99,8 @@ def test_the_crosscheck_table_is_linked_not_inlined(tmp_path, recorded):
 def test_several_ncu_exports_of_one_benchmark_are_merged(tmp_path):
     # The cross-check writes two exports per run (counts, and DRAM/L2 from an application-replay
     # session): the agreement table must hold the metrics of both, not only the last file's.
-    from gemm_study.cli import report as report_script
     from gemm_study.data.results import one_row_per_benchmark, to_frame
+    from gemm_study.report import study_report as report_script
     name = "gemm/fp32/shared/tile:16/m:512/n:512/k:512"
     kernel = one_row_per_benchmark(to_frame([{
         "name": name + "/manual_time", "run_type": "iteration", "real_time": 1.0, "time_unit": "ms",

@@ -4,7 +4,8 @@ import json
 import re
 from pathlib import Path
 
-from gemm_study.cli import tune_ladder as tune
+from gemm_study.cli import tune_ladder as tune_cli
+from gemm_study.tuning import ladder_configs as tune
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +61,7 @@ def test_the_fields_are_those_of_the_kernels_configuration_in_its_order():
 def test_the_committed_configuration_is_what_the_committed_sweep_gives(tmp_path):
     out = tmp_path / "tuned_configs.inc"
     sweep = ROOT / "reports/h100-80gb-hbm3/tuning/tune_ladder.json"
-    assert tune.main([str(sweep), "--out", str(out)]) == 0
+    assert tune_cli.main([str(sweep), "--out", str(out)]) == 0
     # The committed file names its generator by the script's old path until it is next regenerated.
     generated = out.read_text().replace("gemm-tune-ladder", "scripts/" + "tune_ladder.py")
     assert generated == (ROOT / "kernels/ladder/tuned_configs.inc").read_text()
@@ -75,7 +76,7 @@ def _bench(name, gflops, precision, p):
 def test_mbar_is_named_only_where_set_and_reads_as_unset_elsewhere():
     benches = [_bench("b", 24000.0, "fp64", params(128, 128)),
                _bench("m", 25000.0, "fp64", params(128, 128, mbar=1))]
-    speeds = tune.collect(benches)
+    (speeds,) = tune.collect(benches)
     assert set(speeds[("fp64", 4096)]) == {config(128, 128), config(128, 128, mbar=1)}
     assert tune.pick(speeds[("fp64", 4096)])[0] == config(128, 128, mbar=1)
 
@@ -87,18 +88,18 @@ def test_bad_inputs_and_an_unwritable_output_are_one_line_exit_2(tmp_path, capsy
     for name, text in cases.items():
         path = tmp_path / name
         path.write_text(text)
-        assert tune.main([str(path), "--dry-run"]) == 2, name
+        assert tune_cli.main([str(path), "--dry-run"]) == 2, name
     good = ROOT / "reports/h100-80gb-hbm3/tuning/tune_ladder.json"
-    assert tune.main([str(good), "--out", str(tmp_path / "missing" / "x.inc")]) == 2
+    assert tune_cli.main([str(good), "--out", str(tmp_path / "missing" / "x.inc")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "cannot write" in err
 
 
 def test_no_tuning_results_or_one_precision_missing_is_exit_2(tmp_path, capsys):
     empty = _results(tmp_path, "empty.json", [])
-    assert tune.main([str(empty), "--dry-run"]) == 2
+    assert tune_cli.main([str(empty), "--dry-run"]) == 2
     fp32 = _results(tmp_path, "fp32.json", [("fp32", 128, 45000.0)])
-    assert tune.main([str(fp32), "--dry-run"]) == 2
+    assert tune_cli.main([str(fp32), "--dry-run"]) == 2
     assert "no results for fp64" in capsys.readouterr().err
 
 
@@ -115,10 +116,10 @@ def test_a_later_file_replaces_the_sizes_it_measured(tmp_path):
     full = _results(tmp_path, "full.json", [("fp32", 128, 45000.0), ("fp64", 128, 22000.0), ("fp64", 64, 21000.0)])
     fp64 = _results(tmp_path, "fp64.json", [("fp64", 64, 23000.0), ("fp64", 128, 22500.0)])
     out = tmp_path / "configs.inc"
-    assert tune.main([str(full), str(fp64), "--out", str(out)]) == 0
+    assert tune_cli.main([str(full), str(fp64), "--out", str(out)]) == 0
     text = out.read_text()
     assert "LADDER_TUNED(fp32, 4096, {.bm = 128," in text      # kept from the full sweep
     assert "LADDER_TUNED(fp64, 4096, {.bm = 64," in text       # the re-sweep's winner
     assert "full.json" in text and "fp64.json" in text       # both named as the source
-    assert tune.main([str(fp64), str(full), "--out", str(out)]) == 0
+    assert tune_cli.main([str(fp64), str(full), "--out", str(out)]) == 0
     assert "LADDER_TUNED(fp64, 4096, {.bm = 128," in out.read_text()  # order decides

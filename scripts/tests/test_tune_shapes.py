@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from gemm_study.cli import tune_shapes as tune
+from gemm_study.cli import tune_shapes as tune_cli
+from gemm_study.tuning import shape_table as tune
 
 
 def bench(name, ms, precision="fp32", compute=None, tags=("shapes",), shape=(1, 4096, 4096),
@@ -80,7 +81,7 @@ def test_main_writes_the_table_and_a_later_file_replaces_a_shape(tmp_path):
     first = write(tmp_path, [bench("gemv/ks:0", 0.05), bench("split_k/ks:0", 0.06)], "a.json")
     second = write(tmp_path, [bench("split_k/ks:0", 0.04)], "b.json")
     out = tmp_path / "auto_table.inc"
-    assert tune.main([str(first), str(second), "--out", str(out)]) == 0
+    assert tune_cli.main([str(first), str(second), "--out", str(out)]) == 0
     text = out.read_text()
     assert 'GEMM_AUTO(fp32, 1, 4096, 4096, "split_k/ks:0")' in text
     assert "a.json, GPU; b.json, GPU" in text
@@ -90,7 +91,7 @@ def test_main_writes_the_table_and_a_later_file_replaces_a_shape(tmp_path):
 def test_bad_or_empty_input_is_a_one_line_error(tmp_path, capsys, content):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    assert tune.main([str(path), "--out", str(tmp_path / "x.inc")]) == 2
+    assert tune_cli.main([str(path), "--out", str(tmp_path / "x.inc")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("tune_shapes:")
 
@@ -98,5 +99,5 @@ def test_bad_or_empty_input_is_a_one_line_error(tmp_path, capsys, content):
 def test_dry_run_prints_and_writes_nothing(tmp_path, capsys):
     path = write(tmp_path, [bench("gemv/ks:0", 0.05)])
     out = tmp_path / "auto_table.inc"
-    assert tune.main([str(path), "--out", str(out), "--dry-run"]) == 0
+    assert tune_cli.main([str(path), "--out", str(out), "--dry-run"]) == 0
     assert "GEMM_AUTO(fp32" in capsys.readouterr().out and not out.exists()
