@@ -16,6 +16,7 @@ CHECKOUT_PACKAGE = str(Path(__file__).resolve().parents[2] / "scripts")
 
 try:
     from gemm_study.data import names
+    from gemm_study.data.shape import Shape
 except ModuleNotFoundError:
     # CTest runs this with the system python3, where the tools may not be installed: run again
     # with the checkout's package importable (once: a second failure is a real one).
@@ -43,9 +44,8 @@ def main(argv):
         if parsed is None:
             problem = "not parsed"
         else:
-            prefix = spec.end_to_end_prefix if parsed["end_to_end"] else spec.kernel_prefix
-            rebuilt = (f"{prefix}/{parsed['precision']}/{parsed['variant']}"
-                       f"/m:{parsed['m']}/n:{parsed['n']}/k:{parsed['k']}")
+            shape = Shape(parsed["m"], parsed["n"], parsed["k"])
+            rebuilt = names.benchmark_name(parsed["precision"], parsed["variant"], shape, parsed["end_to_end"], spec)
             if rebuilt != name:
                 problem = f"rebuilt as {rebuilt}"
             elif not spec.variant.match(parsed["variant"]):

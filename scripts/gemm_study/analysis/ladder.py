@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gemm_study.analysis.ceilings import peak_of
+from gemm_study.data import names
 from gemm_study.data.manifest import TAGS, load_families
 from gemm_study.data.names import strip_manual_time
 from gemm_study.data.results import has_tag
@@ -96,9 +97,8 @@ def skipped_reasons(context):
 
 
 def _not_run(family, ladder, shape, context):
-    m, n, k = shape.split("x")
-    suffix = f"/m:{m}/n:{n}/k:{k}"
-    prefix = f"gemm/{ladder.precision}/{family.family}"
+    suffix = "/" + names.shape_suffix(shape)
+    prefix = names.benchmark_name(ladder.precision, family.family, shape).removesuffix(suffix)
     reasons = [r for name, r in skipped_reasons(context).items() if name.startswith(prefix) and name.endswith(suffix)]
     return {"variant": "not run", "family": family.family, "precision": ladder.precision, "shape": shape,
             "gflops": np.nan, "not_run": reasons[0] if reasons else "no benchmark at this shape"}

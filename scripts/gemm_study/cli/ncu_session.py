@@ -63,8 +63,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     names.check_shape(args.shape)
     selection = re.escape(args.variant) if args.variant else args.filter
-    m, n, k = args.shape.split("x")
-    bench_filter = f"^gemm/(fp32|fp64)/({selection})/m:{m}/n:{n}/k:{k}(/manual_time)?$"
+    bench_filter = names.benchmark_filter(("fp32", "fp64"), selection, args.shape)
     tool = ncu.check_tools(args.bench)
     with writing(args.out):
         args.out.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from gemm_study.cli.common import command_parser
 from gemm_study.data.errors import InputError, run_cli
+from gemm_study.data.shape import Shape
 from gemm_study.tuning import sweep
 from gemm_study.tuning.shape_table import DEFAULT_OUT, collect, render, winners
 
@@ -47,7 +48,7 @@ def main(argv=None):
         return 0
     for arith, shape, name, ms, _, anchor, anchor_ms in wins:
         share = f" {100.0 * anchor_ms / ms:.0f}% of {anchor}" if anchor else ""
-        print(f"{arith} {'x'.join(map(str, shape))}: {name}{share}")
+        print(f"{arith} {Shape(*shape)}: {name}{share}")
     print(f"wrote {args.out}")
     return 0
 

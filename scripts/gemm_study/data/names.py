@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gemm_study.data.errors import InputError
 from gemm_study.data.paths import CHECKOUT
+from gemm_study.data.shape import Shape
 
 NAMES_FILE = CHECKOUT / "bench" / "benchmark_names.inc"
 REQUIRED_KEYS = ("kernel_prefix", "end_to_end_prefix", "manual_time_suffix", "benchmark_regex",
@@ -90,9 +91,31 @@ def benchmark_from_nvtx(range_name, spec=None):
 def check_shape(text):
     """'MxNxK' with positive integers (how the tools and gemm-bench --shapes write a shape), or
     InputError."""
-    if not re.fullmatch(r"[1-9]\d*x[1-9]\d*x[1-9]\d*", text or ""):
-        raise InputError(f"shape {text!r}: expected MxNxK with positive integers, e.g. 1024x1024x1024")
+    Shape.parse(text or "")
     return text
+
+
+def benchmark_name(precision, variant, shape, end_to_end=False, spec=None):
+    """The one builder of a benchmark's name, as gemm-bench writes it without /manual_time:
+    ('fp32', 'shared/tile:16', Shape(512, 512, 512)) -> gemm/fp32/shared/tile:16/m:512/n:512/k:512.
+    `variant` and `precision` may be regular expressions, for a filter (benchmark_filter)."""
+    spec = spec or load_spec()
+    prefix = spec.end_to_end_prefix if end_to_end else spec.kernel_prefix
+    return f"{prefix}/{precision}/{variant}/{shape_suffix(shape)}"
+
+
+def shape_suffix(shape):
+    """Shape(512, 256, 128) (or '512x256x128') -> 'm:512/n:256/k:128', the end of every name."""
+    shape = shape if isinstance(shape, Shape) else Shape.parse(shape)
+    return f"m:{shape.m}/n:{shape.n}/k:{shape.k}"
+
+
+def benchmark_filter(precisions, variants, shape, spec=None):
+    """A --benchmark_filter for the kernel benchmarks of `variants` (a regular expression) at one
+    shape, in any of `precisions`: ^gemm/(fp32|fp64)/(VARIANTS)/m:M/n:N/k:K(/manual_time)?$."""
+    spec = spec or load_spec()
+    name = benchmark_name(f"({'|'.join(precisions)})", f"({variants})", shape, spec=spec)
+    return f"^{name}({re.escape(spec.manual_time_suffix)})?$"
 
 
 def variant_params(variant):

@@ -32,6 +32,7 @@ import numpy as np
 from gemm_study.data import names
 from gemm_study.data.errors import InputError
 from gemm_study.data.manifest import TAGS
+from gemm_study.data.shape import Shape, shape_order
 
 TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Numeric keys of an entry that are Google Benchmark's bookkeeping, not measurements.
@@ -49,7 +50,7 @@ def parse_name(name):
         return None
     family, params = names.variant_params(parsed["variant"])
     parsed.update(family=family, params=_params_text(parsed["variant"]),
-                  shape=f"{parsed['m']}x{parsed['n']}x{parsed['k']}", tile=_edge(params))
+                  shape=str(Shape(parsed["m"], parsed["n"], parsed["k"])), tile=_edge(params))
     return parsed
 
 
@@ -64,7 +65,7 @@ def _parsed_from_variant(entry):
     name = variant.get("name") if isinstance(variant.get("name"), str) else variant["family"]
     return {"end_to_end": variant.get("end_to_end") is True, "precision": str(variant.get("precision")),
             "variant": name, "m": m, "n": n, "k": k, "family": variant["family"], "params": _params_text(name),
-            "shape": f"{m}x{n}x{k}", "tile": None}
+            "shape": str(Shape(m, n, k)), "tile": None}
 
 
 def _params_text(variant):
@@ -450,7 +451,7 @@ def one_row_per_benchmark(frame):
 
 def shapes_by_size(frame):
     """The frame's shapes ('MxNxK'), smallest first, by M, then N, then K."""
-    return sorted(frame["shape"].unique(), key=lambda s: [int(x) for x in s.split("x")])
+    return sorted(frame["shape"].unique(), key=shape_order)
 
 
 def has_tag(frame, *tags):

@@ -23,6 +23,7 @@ from gemm_study.analysis.footprint import working_set_bytes
 from gemm_study.data.formatting import markdown_table, number
 from gemm_study.data.manifest import TAGS
 from gemm_study.data.results import context_value, has_tag
+from gemm_study.data.shape import shape_order
 
 MOVED_WITHIN = 0.10
 BUSY_SHARE = 0.5
@@ -187,7 +188,7 @@ def ladder_rows(compared):
         rungs = [c for c in compared if c["precision"] == precision and math.isfinite(c["rung"])]
         if not rungs:
             continue
-        largest = max((c["shape"] for c in rungs), key=lambda s: [int(x) for x in s.split("x")])
+        largest = max((c["shape"] for c in rungs), key=shape_order)
         out += sorted((c for c in compared if c["precision"] == precision and c["shape"] == largest
                        and c["is_ladder"]), key=lambda c: (c["rung"] if math.isfinite(c["rung"]) else 99))
     return out

@@ -6,6 +6,7 @@ import pandas as pd
 
 from gemm_study.analysis import ladder, prediction
 from gemm_study.data.formatting import markdown_table
+from gemm_study.data.shape import shape_order
 
 COLUMNS = ["rung", "rung_name", "variant", "gflops", "pct_of_reference", "pct_of_best_library", "pct_of_peak",
            "account_limiter", "account_explained", "ncu"]
@@ -26,7 +27,7 @@ def headline_shape(frame):
     shapes = list(dict.fromkeys(frame["shape"]))
     if not shapes:
         return None
-    dims = {s: [int(x) for x in s.split("x")] for s in shapes}
+    dims = {s: shape_order(s) for s in shapes}
     squares = [s for s in shapes if len(set(dims[s])) == 1]
     return max(squares or shapes, key=lambda s: dims[s][0] * dims[s][1] * dims[s][2])
 
@@ -42,7 +43,7 @@ def shapes_of(kernel, lad):
     data = kernel[kernel.precision == lad.precision]
     families = {f.family for f in ladder.ladder_families(kernel, lad)}
     shapes = data[data.family.isin(families)]["shape"].unique()
-    return sorted(shapes, key=lambda s: [int(x) for x in s.split("x")])
+    return sorted(shapes, key=shape_order)
 
 
 class ShapeLadder:

@@ -8,6 +8,7 @@ from gemm_study.data.errors import InputError
 from gemm_study.data.formatting import number
 from gemm_study.data.names import check_shape
 from gemm_study.data.results import load_frame, one_row_per_benchmark
+from gemm_study.data.shape import Shape
 from gemm_study.report.ladder_report import ShapeLadder, best_rungs, ladder_headline_shape
 
 BEGIN = "<!-- ladder-table:begin -->"
@@ -40,8 +41,8 @@ def _also(spec):
 
 
 def _cube(shape):
-    m, n, k = shape.split("x")
-    return f"{m}³" if m == n == k else shape
+    dims = Shape.parse(shape)
+    return f"{dims.m}³" if dims.m == dims.n == dims.k else shape
 
 
 def lines(path, also=(), command=""):

@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from gemm_study.data import results
 from gemm_study.data.paths import CHECKOUT
+from gemm_study.data.shape import Shape
 from gemm_study.tuning import sweep
 
 DEFAULT_OUT = CHECKOUT / "kernels" / "dispatch" / "auto_table.inc"
@@ -113,7 +114,7 @@ def render(wins, source):
     lines = [HEADER.format(source=source)]
     for arith, shape, name, ms, second, anchor, anchor_ms in wins:
         m, n, k = shape
-        note = f"// {arith} {m}x{n}x{k}: {gflops(shape, ms):.0f} GFLOP/s"
+        note = f"// {arith} {Shape(m, n, k)}: {gflops(shape, ms):.0f} GFLOP/s"
         if anchor:
             note += f", {100.0 * anchor_ms / ms:.1f}% of {anchor}"
         if second == second:  # not NaN
