@@ -378,7 +378,7 @@ def test_unreadable_files_are_one_line_exit_2(tmp_path, capsys, content, message
 def test_missing_file_and_directory(tmp_path, capsys):
     good = write_run(tmp_path / "a.json", {SHARED: jitter(1.0)})
     assert "nope.json: no such file" in bad(tmp_path, capsys, good, tmp_path / "nope.json")
-    assert "no such file" in bad(tmp_path, capsys, good, tmp_path)
+    assert "a folder, not a results file" in bad(tmp_path, capsys, good, tmp_path)
 
 
 @pytest.mark.parametrize("flag", ["--json", "--markdown"])
@@ -597,3 +597,35 @@ def test_a_spinning_variants_instruction_count_is_noisy_not_exact():
     assert "warp_inst" not in counter_changes(base, cand, settings, catalogue, spins=True)
     # A counter only the candidate has is new, not a change.
     assert counter_changes({}, {"l2_sectors": [5.0]}, settings, catalogue) == {}
+
+
+def test_a_gzipped_run_is_read_as_it_is_and_a_folder_is_named(tmp_path, capsys):
+    """Committed runs are gzipped: compare reads them without unpacking; a folder is not a run."""
+    import gzip
+
+    plain = REGRESSION / "track_baseline.json"
+    packed = tmp_path / "track_baseline.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert guarded([str(plain), str(packed)]) == 0
+    assert "Command: `gemm-compare track_baseline.json track_baseline.json.gz`" in capsys.readouterr().out
+    assert guarded([str(tmp_path), str(plain)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a folder, not a results file" in err
+
+
+def test_the_floor_is_three_percent(tmp_path):
+    """Without drift and with little noise, 2.9% is SAME and 3.1% SLOWER: the floor is 3%."""
+    base = {SHARED: jitter(1.0, 0.0005)}
+    assert row(pair(tmp_path, base, {SHARED: jitter(1.029, 0.0005, seed=2)}, "--drift", "0")[1])["verdict"] == "SAME"
+    assert row(pair(tmp_path, base, {SHARED: jitter(1.031, 0.0005, seed=2)}, "--drift", "0")[1])["verdict"] == "SLOWER"
+
+
+def test_the_significance_is_five_percent(tmp_path):
+    """A 10% step whose rank test gives p = 0.052 (one slow outlier in the baseline, two fast ones
+    in the candidate, tight quartiles): UNSURE at the default alpha, SLOWER at --alpha 0.1."""
+    base = {SHARED: [1.0 + 0.0001 * i for i in range(9)] + [1.3]}
+    cand = {SHARED: [1.1 + 0.0001 * i for i in range(8)] + [0.9, 0.9001]}
+    status, result = pair(tmp_path, base, cand, "--drift", "0")
+    assert row(result)["p_slower"] == pytest.approx(0.052, abs=0.001)
+    assert row(result)["verdict"] == "UNSURE" and status == 0
+    assert row(pair(tmp_path, base, cand, "--drift", "0", "--alpha", "0.1")[1])["verdict"] == "SLOWER"

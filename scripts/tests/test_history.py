@@ -4,6 +4,8 @@ repetitions with 0.2% noise, a little drift per run) and on the committed runs.
 Mutations (each must make the tests after the arrow fail; test_mutations.py applies them one at a
 time to a copy of the tools and runs those tests, and checks that they pass without it):
   - the 3% floor of the pair rule made 1%: gemm_study/regression/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.01` => test_compare.py -k min_effect_rule
+  - the floor made 2.5%: gemm_study/regression/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.025` => test_compare.py -k floor_is_three
+  - the significance made 10%: gemm_study/regression/compare.py: `alpha: float = 0.05` -> `alpha: float = 0.10` => test_compare.py -k significance_is_five
   - the exact-count tolerance made 2%: gemm_study/regression/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
   - a higher-is-better count read as lower-is-better: gemm_study/regression/compare.py: `(metric.better == "lower")` -> `(metric.better != "none")` => test_compare.py -k higher_is_better
   - cycles from the run's median clock, not each repetition's: gemm_study/regression/compare.py: `return bench.cycles if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
@@ -22,6 +24,8 @@ time to a copy of the tools and runs those tests, and checks that they pass with
   - spikes not split out: gemm_study/regression/series.py: `found |= {tau} | ({kappa} if kappa < stop else set())` -> `found |= {tau}` => test_history.py -k injected
 """
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -284,3 +288,33 @@ def test_revision_label_keeps_what_follows_the_hash():
     assert revision_label("50cbe9466b08+unpadded") == "50cbe9466b08+unpadded"
     assert revision_label("c933aeef88c0aaaa-dirty") == "c933aeef88c0-dirty"
     assert revision_label("v1.2") == "v1.2"
+
+
+def test_a_failure_over_the_last_two_revisions_is_one_open_regression(tmp_path):
+    """Failing at r3 and r4 (the latest): one failure, first bad r3, still open, exit 1."""
+    paths = history_of(tmp_path, {TUNED: [1] * 5, WARP: [1] * 5}, errors={TUNED: {3, 4}})
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 1 and found(result) == [("tuned", 3, False)]
+    assert result["regressions"][0]["kind"] == "failed" and result["regressions"][0]["open"]
+
+
+def test_a_failure_over_two_revisions_then_passing_is_recovered(tmp_path):
+    """Failing at r2 and r3, passing again at r4 at its old level: recovered at r4, exit 0."""
+    paths = history_of(tmp_path, {TUNED: [1] * 5, WARP: [1] * 5}, errors={TUNED: {2, 3}})
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 0 and found(result) == [("tuned", 2, True)]
+    assert result["regressions"][0]["recovered"] == "r4aaaaaaaaaaa"
+
+
+def test_the_committed_history_is_what_its_stated_command_gives(tmp_path, monkeypatch):
+    """reports/.../history.md names its command; run again from the checkout (written elsewhere),
+    it gives the same page and exit status 0: every regression recovered."""
+    checkout = Path(__file__).resolve().parents[2]
+    committed = (checkout / "reports/h100-80gb-hbm3/regression/history/history.md").read_text()
+    stated = re.search(r"^Command: `gemm-history (.*)`$", committed, re.MULTILINE)
+    argv = stated.group(1).split()
+    argv[argv.index("--out") + 1] = str(tmp_path)
+    monkeypatch.chdir(checkout)
+    assert history_main(argv) == 0
+    regenerated = (tmp_path / "history.md").read_text()
+    assert regenerated.replace(regenerated.splitlines()[2], stated.group(0)) == committed

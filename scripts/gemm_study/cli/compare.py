@@ -80,7 +80,7 @@ def main(argv=None):
         allow_context_mismatch=args.allow_context_mismatch, family_aliases=parse_aliases(args.alias),
         time_only=args.time_only, strict=args.strict)
     result = compare_files(args.baseline, args.candidate, settings)
-    shown = [Path(a).name if a.endswith(".json") else a for a in (argv if argv is not None else sys.argv[1:])]
+    shown = [Path(a).name if a.endswith((".json", ".json.gz")) else a for a in (argv if argv is not None else sys.argv[1:])]
     text = "Command: `gemm-compare " + " ".join(shown) + "`\n\n" + to_markdown(result)
     if args.markdown:
         write(args.markdown, text)

@@ -21,6 +21,7 @@ What the tools rely on in a results file (gemm-bench writes it; a file that brea
              outputs_per_thread, warps_launched; VARIANT_TYPES lists the types that are checked.
 Numbers are JSON numbers (a bool is not one); NaN and infinities are missing values for counters
 and bad input for times and clocks."""
+import gzip
 import json
 import math
 import re
@@ -94,18 +95,25 @@ def sweep_edge(params, tags):
     return _edge(params) if TAGS.tile_sweep in tags else None
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_json(path):
     """The parsed JSON of a file; InputError (one line) if it is missing or unreadable."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: a folder, not a results file (give one of its .json files)")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        # Committed runs are often gzipped (.json.gz): read them as they are.
+        text = (gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw).decode("utf-8")
         return json.loads(text)
     except json.JSONDecodeError as error:
         hint = " (truncated?)" if error.pos >= len(text.rstrip()) - 1 else ""
         raise InputError(f"{path}: not valid JSON{hint}: {error.msg} at line {error.lineno}") from None
-    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as error:
+    except (OSError, EOFError, UnicodeDecodeError, RecursionError, ValueError) as error:
         raise InputError(f"{path}: cannot be read: {type(error).__name__}: {error}") from None
 
 
