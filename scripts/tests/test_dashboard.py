@@ -3,13 +3,17 @@ headless Chromium (the distribution's chromium and chromium-driver, driven by Se
 must render every plot, band and change point and the table of open regressions. Without Chromium
 the browser test skips with the reason, except in CI (CI=true), where .ci/run installs it and a
 missing browser is a failure."""
+
 import os
 import shutil
 
 import pytest
+from conftest import require
 from test_history import NAIVE, PADDED, TUNED, WARP, history_of
 
 from gemm_study.cli.history import main as history_main
+
+require("otava", "apache-otava")  # the history's change-point search
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -22,15 +26,16 @@ def dashboard(tmp_path):
     levels = {TUNED: [1, 1, 1.1, 1.1, 1.1, 1.1], WARP: [1] * 6, NAIVE: [1] * 6, PADDED: [1] * 6}
     paths = history_of(tmp_path, levels, errors={NAIVE: {3}}, missing={WARP: {4}})
     page = tmp_path / "site" / "dashboard.html"
-    assert history_main([*map(str, paths), "--out", str(tmp_path / "out"), "--no-figures",
-                         "--dashboard", str(page)]) == 1
+    assert (
+        history_main([*map(str, paths), "--out", str(tmp_path / "out"), "--no-figures", "--dashboard", str(page)]) == 1
+    )
     return page
 
 
 def test_the_page_is_self_contained(dashboard):
     text = dashboard.read_text()
     assert "http://" not in text and "https://" not in text and "<script" not in text and " src=" not in text
-    assert text.count("<svg class=\"plot") == 8 and text.count("class=\"changepoint slower\"") == 2
+    assert text.count('<svg class="plot') == 8 and text.count('class="changepoint slower"') == 2
     assert f"--ncu-command={TUNED}" in text and "git checkout r2aaaaaaaaaaa" in text
 
 
@@ -42,9 +47,16 @@ def chrome():
     webdriver = pytest.importorskip("selenium.webdriver")
     options = webdriver.ChromeOptions()
     options.binary_location = BROWSER
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,2400"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,2400",
+    ):
         options.add_argument(flag)
     from selenium.webdriver.chrome.service import Service
+
     return webdriver.Chrome(service=Service(DRIVER), options=options)
 
 

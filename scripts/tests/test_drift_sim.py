@@ -1,6 +1,7 @@
 """The simulation behind compare.py's defaults: the rates the README quotes, asserted, so that
 changing a rule or a default breaks a test. 2000 trials per scenario, fixed seed."""
-from conftest import SCRIPTS
+
+from conftest import SCRIPTS, require
 
 from gemm_study.regression.compare import Settings
 from gemm_study.regression.drift_sim import SCENARIOS, Model, measured_drift, rates, table
@@ -60,6 +61,7 @@ def test_measured_drift_of_the_committed_runs_is_inside_the_allowance_at_rms():
 
 
 def test_the_recorded_history_plan_finds_each_injected_step_and_no_other():
+    require("otava", "apache-otava")
     """The history rule's defaults (1.5% floor, 0.4% drift per run in cycles) on the plan of
     scripts/record_history.sh under the drift model: the 5% and 10% steps always at their
     revisions, the 2% one in most histories, an unchanged benchmark never stepped. The 2% step's

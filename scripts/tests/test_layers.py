@@ -3,6 +3,7 @@ data <- analysis <- tuning <- ncu <- report <- regression <- cli. A command line
 command line, only their shared parsers (cli/common.py). Nothing edits sys.path or loads a module
 by its file path, but for the one place that must: Nsight Compute's own Python reader, which
 lives in the Nsight Compute installation with its compiled extension beside it."""
+
 import ast
 from pathlib import Path
 
@@ -63,13 +64,23 @@ def test_no_command_line_imports_another():
 
 def test_nothing_edits_sys_path_or_loads_by_file_path():
     root = PACKAGE.parents[1]
-    sources = [p for p in [*PACKAGE.rglob("*.py"), *(root / "scripts" / "tests").glob("*.py"),
-                           *(root / "tests" / "cpu").glob("*.py")] if p != Path(__file__).resolve()]
+    sources = [
+        p
+        for p in [
+            *PACKAGE.rglob("*.py"),
+            *(root / "scripts" / "tests").glob("*.py"),
+            *(root / "tests" / "cpu").glob("*.py"),
+        ]
+        if p != Path(__file__).resolve()
+    ]
     found = []
     for path in sources:
         text = path.read_text()
         for needle in ("sys.path.insert", "sys.path.append", "spec_from_file_location"):
-            if needle in text and str(path.relative_to(PACKAGE) if PACKAGE in path.parents else "") not in SYS_PATH_ALLOWED:
+            if (
+                needle in text
+                and str(path.relative_to(PACKAGE) if PACKAGE in path.parents else "") not in SYS_PATH_ALLOWED
+            ):
                 found.append(f"{path.relative_to(root)}: {needle}")
     assert found == []
 
@@ -78,7 +89,11 @@ def test_the_layer_check_finds_an_upward_import(tmp_path, monkeypatch):
     """The check itself: a data module importing the report layer is caught."""
     fake = tmp_path / "gemm_study"
     (fake / "data").mkdir(parents=True)
-    (fake / "data" / "bad.py").write_text("from gemm_study.report import ladder_report\nfrom ..report import roofline\n")
+    (fake / "data" / "bad.py").write_text(
+        "from gemm_study.report import ladder_report\nfrom ..report import roofline\n"
+    )
     monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
     assert [name for _, name in imported(fake / "data" / "bad.py")] == [
-        "gemm_study.report.ladder_report", "gemm_study.report.roofline"]
+        "gemm_study.report.ladder_report",
+        "gemm_study.report.roofline",
+    ]

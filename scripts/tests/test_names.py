@@ -1,4 +1,5 @@
 """The name grammar comes from bench/benchmark_names.inc, not from Python."""
+
 import re
 
 import pytest
@@ -21,8 +22,14 @@ GEMM_NAME(nvtx_to, R"(.-)")
 
 def test_the_repository_grammar_parses_kernel_and_end_to_end_names():
     parsed = names.parse_benchmark("gemm_e2e/fp64/naive_row/block:16x16/m:7/n:13/k:5/manual_time")
-    assert parsed == {"end_to_end": True, "precision": "fp64", "variant": "naive_row/block:16x16",
-                      "m": 7, "n": 13, "k": 5}
+    assert parsed == {
+        "end_to_end": True,
+        "precision": "fp64",
+        "variant": "naive_row/block:16x16",
+        "m": 7,
+        "n": 13,
+        "k": 5,
+    }
     assert names.parse_benchmark("BM_other/8") is None
     assert parse_name("gemm/fp32/shared/tile:16/m:512/n:512/k:512")["tile"] == 16
 

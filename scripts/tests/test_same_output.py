@@ -3,13 +3,14 @@ they became one package (data/golden: cases.json lists the commands; each case's
 its stdout, exit status, stderr on bad input, and the text files it wrote; a large file by its
 SHA-256). The one deliberate difference: a command names itself by its installed name
 (gemm-compare), where the old scripts wrote their path (gemm-compare)."""
+
 import hashlib
 import importlib
 import json
 import re
 
 import pytest
-from conftest import DATA, SCRIPTS
+from conftest import DATA, SCRIPTS, require
 
 GOLDEN = DATA / "golden"
 ROOT = SCRIPTS.parent
@@ -29,6 +30,8 @@ def normalised(text, out):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_the_command_gives_the_recorded_output(case, tmp_path, capsys):
+    if case["tool"] == "history":
+        require("otava", "apache-otava")
     out = tmp_path / "out"
     out.mkdir()
     args = [a.replace("{ROOT}", str(ROOT)).replace("{OUT}", str(out)) for a in case["args"]]

@@ -1,5 +1,6 @@
 """The auto dispatcher's table: per arithmetic and shape the fastest verified candidate, the
 anchor it is measured against, and the rules for who may serve which arithmetic."""
+
 import json
 
 import pytest
@@ -8,27 +9,40 @@ from gemm_study.cli import tune_shapes as tune_cli
 from gemm_study.tuning import shape_table as tune
 
 
-def bench(name, ms, precision="fp32", compute=None, tags=("shapes",), shape=(1, 4096, 4096),
-          error=False):
+def bench(name, ms, precision="fp32", compute=None, tags=("shapes",), shape=(1, 4096, 4096), error=False):
     family = name.split("/")[0]
     m, n, k = shape
-    entry = {"name": f"gemm/{precision}/{name}/m:{m}/n:{n}/k:{k}/manual_time",
-             "run_name": f"gemm/{precision}/{name}/m:{m}/n:{n}/k:{k}/manual_time",
-             "run_type": "iteration", "repetition_index": 0, "median_ms": ms,
-             "variant": {"name": name, "family": family, "precision": precision,
-                         "compute": compute or precision, "tags": list(tags), "params": {},
-                         "shape": {"m": m, "n": n, "k": k}}}
+    entry = {
+        "name": f"gemm/{precision}/{name}/m:{m}/n:{n}/k:{k}/manual_time",
+        "run_name": f"gemm/{precision}/{name}/m:{m}/n:{n}/k:{k}/manual_time",
+        "run_type": "iteration",
+        "repetition_index": 0,
+        "median_ms": ms,
+        "variant": {
+            "name": name,
+            "family": family,
+            "precision": precision,
+            "compute": compute or precision,
+            "tags": list(tags),
+            "params": {},
+            "shape": {"m": m, "n": n, "k": k},
+        },
+    }
     if error:
         entry.update(error_occurred=True, error_message="wrong result")
     return entry
 
 
 def test_the_fastest_candidate_wins_and_is_compared_with_the_faster_anchor():
-    times, anchors = tune.collect([
-        bench("gemv/warps:4/ks:16", 0.030), bench("split_k/bm:64/ks:0", 0.040),
-        bench("cublas", 0.027, tags=("reference",)), bench("cublaslt", 0.026, tags=("reference",))])
-    [(arith, shape, name, ms, second, anchor, anchor_ms)] = [
-        w for w in tune.winners(times, anchors) if w[0] == "fp32"]
+    times, anchors = tune.collect(
+        [
+            bench("gemv/warps:4/ks:16", 0.030),
+            bench("split_k/bm:64/ks:0", 0.040),
+            bench("cublas", 0.027, tags=("reference",)),
+            bench("cublaslt", 0.026, tags=("reference",)),
+        ]
+    )
+    [(arith, shape, name, ms, second, anchor, anchor_ms)] = [w for w in tune.winners(times, anchors) if w[0] == "fp32"]
     assert (name, ms, second, anchor, anchor_ms) == ("gemv/warps:4/ks:16", 0.030, 0.040, "cublaslt", 0.026)
 
 
@@ -48,25 +62,27 @@ def test_fp32_kernels_serve_tf32_but_tf32_kernels_never_serve_fp32():
 
 
 def test_failed_benchmarks_and_the_dispatchers_never_win():
-    times, anchors = tune.collect([
-        bench("gemv/ks:0", 0.001, error=True), bench("auto", 0.0001, tags=("dispatch",)),
-        bench("split_k/ks:0", 0.05)])
+    times, anchors = tune.collect(
+        [bench("gemv/ks:0", 0.001, error=True), bench("auto", 0.0001, tags=("dispatch",)), bench("split_k/ks:0", 0.05)]
+    )
     assert {n for c in times.values() for n in c} == {"split_k/ks:0"}
 
 
 def test_anchors_are_per_arithmetic_and_precision():
-    _, anchors = tune.collect([
-        bench("cublas_tf32", 0.01, tags=("reference",)),
-        bench("cublas", 0.02, precision="fp64", tags=("reference",)),
-        bench("cublas", 0.03, tags=("reference",))])
+    _, anchors = tune.collect(
+        [
+            bench("cublas_tf32", 0.01, tags=("reference",)),
+            bench("cublas", 0.02, precision="fp64", tags=("reference",)),
+            bench("cublas", 0.03, tags=("reference",)),
+        ]
+    )
     assert dict(anchors[("tf32", (1, 4096, 4096))]) == {"cublas_tf32": [0.01]}
     assert dict(anchors[("fp64", (1, 4096, 4096))]) == {"cublas": [0.02]}
     assert dict(anchors[("fp32", (1, 4096, 4096))]) == {"cublas": [0.03]}
 
 
 def test_render_writes_one_line_per_winner_with_its_rate_and_share_of_the_anchor():
-    text = tune.render([("fp64", (128, 128, 65536), "split_k/bm:128/ks:0", 0.05, 0.06, "cublas", 0.068)],
-                       "test")
+    text = tune.render([("fp64", (128, 128, 65536), "split_k/bm:128/ks:0", 0.05, 0.06, "cublas", 0.068)], "test")
     assert 'GEMM_AUTO(fp64, 128, 128, 65536, "split_k/bm:128/ks:0")' in text
     assert "// fp64 128x128x65536: 42950 GFLOP/s, 136.0% of cublas (next best 35791)" in text
 

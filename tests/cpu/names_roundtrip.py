@@ -7,6 +7,7 @@ for every listed benchmark, that scripts/gemm_study/data/names.py parses it, tha
 the same name, that the variant matches the variant grammar, and that the NVTX range name
 converts back. Exit 0 when all do, 1 otherwise; one line per failure.
 """
+
 import os
 import subprocess
 import sys
@@ -30,8 +31,9 @@ def main(argv):
     if len(argv) != 2:
         print(__doc__)
         return 2
-    listing = subprocess.run([argv[1], "--list", "--tags=all", "--shapes=7x13x5,4096x4096x4096"],
-                             capture_output=True, text=True, check=False)
+    listing = subprocess.run(
+        [argv[1], "--list", "--tags=all", "--shapes=7x13x5,4096x4096x4096"], capture_output=True, text=True, check=False
+    )
     if listing.returncode != 0:
         print(f"FAIL gemm-bench --list exited {listing.returncode}: {listing.stderr.strip()[:300]}")
         return 1

@@ -39,6 +39,7 @@ equal blocks); without either, 1 and said so. L2 and DRAM are shared by all SMs:
 
 A row without every work counter, peak and clock (files recorded before these counters, rows
 whose counters were not collected) gets no account and the reason, never a number."""
+
 import math
 from dataclasses import dataclass, field
 
@@ -49,9 +50,9 @@ from gemm_study.data.results import context_value, sm_count
 class Unit:
     key: str
     label: str
-    work: tuple       # counters whose sum is the unit's work
-    peak: str         # the work's peak per cycle of the unit's clock
-    domain: str       # sm | l2 | dram: which clock, and whether the grid's tail applies
+    work: tuple  # counters whose sum is the unit's work
+    peak: str  # the work's peak per cycle of the unit's clock
+    domain: str  # sm | l2 | dram: which clock, and whether the grid's tail applies
 
 
 UNITS = (
@@ -72,8 +73,9 @@ OVER_BOUND = 1.05
 @dataclass
 class Account:
     """The account of one row: `reason` is empty when there is one."""
+
     reason: str = ""
-    times_ms: dict = field(default_factory=dict)   # unit key -> ms at peak (tail included)
+    times_ms: dict = field(default_factory=dict)  # unit key -> ms at peak (tail included)
     limiter: str = ""
     bound_ms: float = math.nan
     measured_ms: float = math.nan
@@ -101,7 +103,9 @@ class Account:
         if self.reason:
             return f"no account: {self.reason}"
         text = f"{self.limiter_label}, explained {self.explained:.2f}"
-        return text + (" (bound above the measured time: a peak or clock is off)" if self.explained > OVER_BOUND else "")
+        return text + (
+            " (bound above the measured time: a peak or clock is off)" if self.explained > OVER_BOUND else ""
+        )
 
 
 def value(row, key):
@@ -171,16 +175,24 @@ def account(row, context):
         seconds = work / (value(row, unit.peak) * _clock_hz(row, unit.domain))
         times[unit.key] = seconds * 1e3 * (tail if unit.domain == "sm" else 1.0)
     limiter = max(times, key=times.get)
-    return Account(times_ms=times, limiter=limiter, bound_ms=times[limiter], measured_ms=measured,
-                   tail=tail, tail_from=tail_from)
+    return Account(
+        times_ms=times, limiter=limiter, bound_ms=times[limiter], measured_ms=measured, tail=tail, tail_from=tail_from
+    )
 
 
 # ----------------------------------------------------------------------------- tables
 
+
 def columns(acc):
     """The account as flat row fields (account_*), for results.csv and the tables."""
-    out = {"account_limiter": acc.limiter_label, "account_unit": acc.limiter, "account_explained": acc.explained,
-           "account_bound_ms": acc.bound_ms, "account_tail": acc.tail, "account_reason": acc.reason}
+    out = {
+        "account_limiter": acc.limiter_label,
+        "account_unit": acc.limiter,
+        "account_explained": acc.explained,
+        "account_bound_ms": acc.bound_ms,
+        "account_tail": acc.tail,
+        "account_reason": acc.reason,
+    }
     for unit in UNITS:
         out[f"account_{unit.key}_ms"] = acc.times_ms.get(unit.key, math.nan)
     return out
@@ -203,9 +215,15 @@ def as_json(frame, accounts):
             out[row["name"]] = {"account": None, "reason": acc.reason}
             continue
         out[row["name"]] = {
-            "limiter": acc.limiter, "limiter_label": acc.limiter_label, "explained": acc.explained,
-            "bound_ms": acc.bound_ms, "measured_ms": acc.measured_ms, "tail": acc.tail, "tail_from": acc.tail_from,
-            "units": {u.key: {"ms_at_peak": acc.times_ms[u.key], "share": acc.share(u.key)} for u in UNITS}}
+            "limiter": acc.limiter,
+            "limiter_label": acc.limiter_label,
+            "explained": acc.explained,
+            "bound_ms": acc.bound_ms,
+            "measured_ms": acc.measured_ms,
+            "tail": acc.tail,
+            "tail_from": acc.tail_from,
+            "units": {u.key: {"ms_at_peak": acc.times_ms[u.key], "share": acc.share(u.key)} for u in UNITS},
+        }
     return out
 
 

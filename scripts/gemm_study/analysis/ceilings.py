@@ -18,6 +18,7 @@ profiled launches, median; shared memory: the maximum SM clock).
 
 DATASHEETS holds a product's published figures; datasheet_check() sets them next to the computed
 ceilings with the clock each figure implies (its value over this GPU's FLOP per cycle x SMs)."""
+
 import math
 from dataclasses import dataclass
 
@@ -47,8 +48,7 @@ OF_PRECISION = {"fp32": ("fp32", "tf32"), "fp64": ("fp64", "fp64_tensor")}
 
 # Published figures (TFLOP/s, TB/s) of a product, matched by all the words in the GPU's name.
 DATASHEETS = {
-    ("H100", "HBM3"): ("H100 SXM datasheet", {"fp32": 67, "fp64": 34, "tf32": 495, "fp64_tensor": 67,
-                                              "dram": 3.35}),
+    ("H100", "HBM3"): ("H100 SXM datasheet", {"fp32": 67, "fp64": 34, "tf32": 495, "fp64_tensor": 67, "dram": 3.35}),
 }
 
 
@@ -56,7 +56,7 @@ DATASHEETS = {
 class Ceiling:
     key: str
     label: str
-    value: float      # GFLOP/s or GB/s
+    value: float  # GFLOP/s or GB/s
     unit: str
     clock_mhz: float  # the clock the value assumes
     source: str
@@ -85,8 +85,14 @@ def compute_ceiling(context, key):
     sms = sm_count(context)
     if rate is None or not (np.isfinite(sms) and np.isfinite(clock)):
         return None
-    return Ceiling(key, label, rate * sms * clock / 1e3, "GFLOP/s", clock,
-                   f"{rate} FLOP per SM per cycle (cc {context.get('gpu_compute_capability')}) x {sms:.0f} SMs")
+    return Ceiling(
+        key,
+        label,
+        rate * sms * clock / 1e3,
+        "GFLOP/s",
+        clock,
+        f"{rate} FLOP per SM per cycle (cc {context.get('gpu_compute_capability')}) x {sms:.0f} SMs",
+    )
 
 
 def _chip_constant(frame, column):
@@ -103,17 +109,35 @@ def bandwidth_ceilings(context, frame=None):
     out = {}
     dram = context_value(context, "peak_dram_gbs")
     if np.isfinite(dram):
-        out["dram"] = Ceiling("dram", "DRAM", dram, "GB/s", context_value(context, "gpu_memory_clock_mhz"),
-                              "context peak_dram_gbs (bus width x 2 x memory clock)")
+        out["dram"] = Ceiling(
+            "dram",
+            "DRAM",
+            dram,
+            "GB/s",
+            context_value(context, "gpu_memory_clock_mhz"),
+            "context peak_dram_gbs (bus width x 2 x memory clock)",
+        )
     l2_rate, l2_clock = _chip_constant(frame, "l2_sectors_peak_per_cycle"), _chip_constant(frame, "l2_clock_hz")
     if np.isfinite(l2_rate) and np.isfinite(l2_clock):
-        out["l2"] = Ceiling("l2", "L2", l2_rate * SECTOR_BYTES * l2_clock / 1e9, "GB/s", l2_clock / 1e6,
-                            f"{l2_rate:.0f} sectors per L2 cycle (lts__t_sectors.sum.peak_sustained) x 32 B")
+        out["l2"] = Ceiling(
+            "l2",
+            "L2",
+            l2_rate * SECTOR_BYTES * l2_clock / 1e9,
+            "GB/s",
+            l2_clock / 1e6,
+            f"{l2_rate:.0f} sectors per L2 cycle (lts__t_sectors.sum.peak_sustained) x 32 B",
+        )
     smem_rate, clock = _chip_constant(frame, "smem_wavefronts_peak_per_cycle"), _max_clock(context)
     if np.isfinite(smem_rate) and np.isfinite(clock):
-        out["shared"] = Ceiling("shared", "shared memory", smem_rate * WAVEFRONT_BYTES * clock / 1e3, "GB/s", clock,
-                                f"{smem_rate:.0f} wavefronts per SM cycle "
-                                "(l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained) x 128 B")
+        out["shared"] = Ceiling(
+            "shared",
+            "shared memory",
+            smem_rate * WAVEFRONT_BYTES * clock / 1e3,
+            "GB/s",
+            clock,
+            f"{smem_rate:.0f} wavefronts per SM cycle "
+            "(l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained) x 128 B",
+        )
     return out
 
 
@@ -192,26 +216,48 @@ def markdown(context, table, frame):
 
     from gemm_study.data.formatting import markdown_table, number
 
-    rows = pd.DataFrame([{"ceiling": c.label, "value": c.value, "unit": c.unit, "clock_mhz": c.clock_mhz,
-                          "source": c.source} for c in table.values()])
-    lines = [markdown_table(rows, ["ceiling", "value", "unit", "clock_mhz", "source"],
-                            ["ceiling", "value", "unit", "at clock (MHz)", "from"]) if len(rows) else
-             "No ceiling in these results.", ""]
+    rows = pd.DataFrame(
+        [
+            {"ceiling": c.label, "value": c.value, "unit": c.unit, "clock_mhz": c.clock_mhz, "source": c.source}
+            for c in table.values()
+        ]
+    )
+    lines = [
+        markdown_table(
+            rows,
+            ["ceiling", "value", "unit", "clock_mhz", "source"],
+            ["ceiling", "value", "unit", "at clock (MHz)", "from"],
+        )
+        if len(rows)
+        else "No ceiling in these results.",
+        "",
+    ]
     checks = datasheet_check(context, table)
     if checks:
-        lines += [f"Against the {datasheet_title(context)} (each published figure over this GPU's rate per "
-                  "cycle gives the clock it assumes):", "",
-                  "| ceiling | computed | at MHz | published (rounded) | computed / published | "
-                  "published figure's clock (MHz) |", "|---|---:|---:|---:|---:|---:|"]
-        lines += [f"| {label} | {number(value)} | {number(clock)} | {number(published)} | {value / published:.3f} | "
-                  f"{number(implied)} |" for label, value, clock, published, implied in checks]
+        lines += [
+            f"Against the {datasheet_title(context)} (each published figure over this GPU's rate per "
+            "cycle gives the clock it assumes):",
+            "",
+            "| ceiling | computed | at MHz | published (rounded) | computed / published | "
+            "published figure's clock (MHz) |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {label} | {number(value)} | {number(clock)} | {number(published)} | {value / published:.3f} | "
+            f"{number(implied)} |"
+            for label, value, clock, published, implied in checks
+        ]
         lines.append("")
     rates = tensor_flop_per_pipe_cycle(frame, context)
     if rates:
         assumed = TENSOR_FLOP_PER_SM_CYCLE.get(_compute_capability(context), {})
-        lines += ["FLOP per SM per cycle of a busy tensor pipe, measured (2·M·N·K over tensor_pipe_cycles "
-                  "scaled by its peak per SM; median over a family's shapes): " +
-                  "; ".join(f"{family} {number(rate)}" for family, rate in rates.items()) +
-                  ". The tensor ceilings above assume " +
-                  (", ".join(f"{COMPUTE[key][0]} {rate}" for key, rate in assumed.items()) or "no table rate") + ".", ""]
+        lines += [
+            "FLOP per SM per cycle of a busy tensor pipe, measured (2·M·N·K over tensor_pipe_cycles "
+            "scaled by its peak per SM; median over a family's shapes): "
+            + "; ".join(f"{family} {number(rate)}" for family, rate in rates.items())
+            + ". The tensor ceilings above assume "
+            + (", ".join(f"{COMPUTE[key][0]} {rate}" for key, rate in assumed.items()) or "no table rate")
+            + ".",
+            "",
+        ]
     return lines

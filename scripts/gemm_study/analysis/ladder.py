@@ -14,6 +14,7 @@ each family's representative configuration; the fastest where none is tagged), i
 of the same arithmetic (TF32 rungs against cublas_tf32, FP64 tensor rungs against cuBLAS DGEMM),
 its % of the best library (the faster of cuBLAS and cuBLASLt of that arithmetic, named), its % of
 its own ceiling (ceilings.ceiling_key) and its bottleneck account (account.py)."""
+
 import json
 from dataclasses import dataclass
 
@@ -40,8 +41,8 @@ class Ladder:
     key: str
     title: str
     precision: str
-    level: str      # the manifest level of its rungs
-    compute: str    # the rows' arithmetic
+    level: str  # the manifest level of its rungs
+    compute: str  # the rows' arithmetic
 
 
 LADDERS = (
@@ -92,16 +93,25 @@ def skipped_reasons(context):
         listed = json.loads(context.get("skipped") or "[]")
     except (TypeError, ValueError):
         return {}
-    return {item["benchmark"]: item.get("reason", "") for item in listed
-            if isinstance(item, dict) and isinstance(item.get("benchmark"), str)}
+    return {
+        item["benchmark"]: item.get("reason", "")
+        for item in listed
+        if isinstance(item, dict) and isinstance(item.get("benchmark"), str)
+    }
 
 
 def _not_run(family, ladder, shape, context):
     suffix = "/" + names.shape_suffix(shape)
     prefix = names.benchmark_name(ladder.precision, family.family, shape).removesuffix(suffix)
     reasons = [r for name, r in skipped_reasons(context).items() if name.startswith(prefix) and name.endswith(suffix)]
-    return {"variant": "not run", "family": family.family, "precision": ladder.precision, "shape": shape,
-            "gflops": np.nan, "not_run": reasons[0] if reasons else "no benchmark at this shape"}
+    return {
+        "variant": "not run",
+        "family": family.family,
+        "precision": ladder.precision,
+        "shape": shape,
+        "gflops": np.nan,
+        "not_run": reasons[0] if reasons else "no benchmark at this shape",
+    }
 
 
 def _start_row(kernel, ladder, shape):
@@ -160,10 +170,13 @@ def annotate(rows, refs, table):
     out["pct_of_reference"] = [100 * g / cublas["gflops"] if cublas is not None else np.nan for g in rows.gflops]
     out["pct_of_best_library"] = [100 * g / best["gflops"] if best is not None else np.nan for g in rows.gflops]
     out["best_library"] = library_name(best) if best is not None else ""
-    out["pct_of_peak"] = [100 * r["gflops"] / peak_of(r, table) if isinstance(r.get("name"), str) else np.nan
-                          for _, r in rows.iterrows()]
-    out["ncu"] = [f"`{NCU_COMMAND.format(name=strip_manual_time(r['name']))}`" if isinstance(r.get("name"), str)
-                  else "" for _, r in rows.iterrows()]
+    out["pct_of_peak"] = [
+        100 * r["gflops"] / peak_of(r, table) if isinstance(r.get("name"), str) else np.nan for _, r in rows.iterrows()
+    ]
+    out["ncu"] = [
+        f"`{NCU_COMMAND.format(name=strip_manual_time(r['name']))}`" if isinstance(r.get("name"), str) else ""
+        for _, r in rows.iterrows()
+    ]
     return out
 
 
@@ -171,7 +184,16 @@ def pct_of_same_arithmetic(kernel):
     """Each row's GFLOP/s over cuBLAS's (not cuBLASLt's) of the same precision, arithmetic and
     shape, in %: TF32 kernels against cuBLAS TF32, never against FP32 SGEMM. NaN without it."""
     refs = kernel[has_tag(kernel, TAGS.reference)]
-    cublas = {(r["precision"], compute_of(r), r["shape"]): r["gflops"] for _, r in refs.iterrows()
-              if library_name(r) == "cuBLAS"}
-    return pd.Series([100 * r["gflops"] / cublas.get((r["precision"], compute_of(r), r["shape"]), np.nan)
-                      for _, r in kernel.iterrows()], index=kernel.index, dtype=float)
+    cublas = {
+        (r["precision"], compute_of(r), r["shape"]): r["gflops"]
+        for _, r in refs.iterrows()
+        if library_name(r) == "cuBLAS"
+    }
+    return pd.Series(
+        [
+            100 * r["gflops"] / cublas.get((r["precision"], compute_of(r), r["shape"]), np.nan)
+            for _, r in kernel.iterrows()
+        ],
+        index=kernel.index,
+        dtype=float,
+    )

@@ -1,6 +1,7 @@
 """The counters that moved between two benchmark rows, largest move first, each with its
 direction from the catalogue (better or worse): what a step sentence names when it has no
 prediction, or when its prediction misses."""
+
 import numpy as np
 
 from gemm_study.analysis.footprint import compulsory_read_bytes

@@ -16,6 +16,7 @@ model, so holding it fixed is the prediction's one assumption, and a miss measur
 assumption failing. A step within TOLERANCE is explained by the work its counters moved; any
 other step is "unexplained", shown with the counters it has and nothing else: no story. Steps that
 lose time are predicted the same way."""
+
 import math
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ class Step:
     after: object
     measured: float
     predicted: float
-    verdict: str      # explained | unexplained | no prediction
+    verdict: str  # explained | unexplained | no prediction
     sentence: str
 
     @property
@@ -72,11 +73,15 @@ def _work_sentence(a, b):
         after = sum(value(b, c) for c in unit.work)
         verb = "falls" if after < before else "rises"
         ratio = max(before, after) / min(before, after) if min(before, after) > 0 else math.inf
-        text = (f"{unit.label} limits both; its work {' + '.join(unit.work)} {verb} {ratio:.2f}x "
-                f"({number(before)} -> {number(after)})")
+        text = (
+            f"{unit.label} limits both; its work {' + '.join(unit.work)} {verb} {ratio:.2f}x "
+            f"({number(before)} -> {number(after)})"
+        )
     else:
-        text = (f"the limiter moves from {account.BY_KEY[ua].label} ({_work_text(a)}) to "
-                f"{account.BY_KEY[ub].label} ({_work_text(b)})")
+        text = (
+            f"the limiter moves from {account.BY_KEY[ua].label} ({_work_text(a)}) to "
+            f"{account.BY_KEY[ub].label} ({_work_text(b)})"
+        )
     ta, tb = value(a, "account_tail"), value(b, "account_tail")
     if np.isfinite(ta) and np.isfinite(tb) and abs(tb / ta - 1) > TAIL_MOVE:
         text += f"; the grid's tail (busiest SM's work over the mean) {ta:.2f} -> {tb:.2f}"
@@ -92,19 +97,37 @@ def step(a, b, ladder_key, shape):
         reasons = {r.get("account_reason") or "no account" for r in missing}
         which = "either rung" if len(missing) == 2 else f"rung {int(missing[0]['rung'])}"
         moved = largest_moves(a, b)
-        return Step(ladder_key, shape, a, b, measured, math.nan, "no prediction",
-                    f"{head}; no prediction, no account on {which}: {'; '.join(sorted(reasons))}"
-                    + (f"; the counters that moved: {moved}." if moved else "."))
+        return Step(
+            ladder_key,
+            shape,
+            a,
+            b,
+            measured,
+            math.nan,
+            "no prediction",
+            f"{head}; no prediction, no account on {which}: {'; '.join(sorted(reasons))}"
+            + (f"; the counters that moved: {moved}." if moved else "."),
+        )
     predicted = value(a, "account_bound_ms") / value(b, "account_bound_ms")
     off = measured / predicted - 1
     head += f", predicted x{predicted:.2f} ({off:+.0%})"
     if abs(off) <= TOLERANCE:
         return Step(ladder_key, shape, a, b, measured, predicted, "explained", f"{head}: {_work_sentence(a, b)}.")
     moved = largest_moves(a, b)
-    text = (f"{head}: unexplained; explained share {value(a, 'account_explained'):.2f} -> "
-            f"{value(b, 'account_explained'):.2f} ({_work_sentence(a, b)})")
-    return Step(ladder_key, shape, a, b, measured, predicted, "unexplained",
-                text + (f"; the counters that moved: {moved}." if moved else "; no other counter moved by 5%."))
+    text = (
+        f"{head}: unexplained; explained share {value(a, 'account_explained'):.2f} -> "
+        f"{value(b, 'account_explained'):.2f} ({_work_sentence(a, b)})"
+    )
+    return Step(
+        ladder_key,
+        shape,
+        a,
+        b,
+        measured,
+        predicted,
+        "unexplained",
+        text + (f"; the counters that moved: {moved}." if moved else "; no other counter moved by 5%."),
+    )
 
 
 def ladder_steps(rows, ladder_key, shape):
@@ -123,6 +146,8 @@ def tally_sentence(steps):
     predicted = explained + unexplained
     if not predicted:
         return f"no step has a prediction ({none} steps lack an account on one side or both)."
-    text = (f"{explained} of {predicted} predicted steps within {TOLERANCE:.0%} of the measured speedup "
-            f"({100 * explained / predicted:.0f}%), {unexplained} unexplained")
+    text = (
+        f"{explained} of {predicted} predicted steps within {TOLERANCE:.0%} of the measured speedup "
+        f"({100 * explained / predicted:.0f}%), {unexplained} unexplained"
+    )
     return text + (f", {none} without a prediction." if none else ".")

@@ -1,5 +1,6 @@
 """What every command line shares: a parser that names its command (so usage lines read
 `usage: gemm-report ...` however the command was launched) and the parsers of option values."""
+
 import argparse
 
 from gemm_study.data.errors import InputError

@@ -21,6 +21,7 @@ also UNSURE, TOO_FEW and MISSING); 2 bad input (unreadable file, impossible time
 duplicate benchmarks, aggregate-only or foreign files, an --alias that matches nothing, an
 unwritable output, a different GPU/driver/CUDA/clocks without --allow-context-mismatch).
 """
+
 import json
 import sys
 from pathlib import Path
@@ -50,37 +51,77 @@ def main(argv=None):
     d = Settings()  # the defaults live in one place
     parser.add_argument("baseline", help="gemm-bench JSON (--benchmark_out) of the baseline")
     parser.add_argument("candidate", help="gemm-bench JSON of the candidate")
-    parser.add_argument("--min-effect", type=str, default=str(d.min_effect), help=f"relative change that matters ({d.min_effect:g})")
-    parser.add_argument("--alpha", type=str, default=str(d.alpha), help=f"significance of the one-sided U test ({d.alpha:g})")
-    parser.add_argument("--noise-factor", type=str, default=str(d.noise_factor), help=f"k: change must exceed k x noise ({d.noise_factor:g})")
-    parser.add_argument("--drift", type=str, default=str(d.drift),
-                        help=f"between-run drift allowance, relative SD of one run's level ({d.drift:g})")
-    parser.add_argument("--statistic", choices=["auto", "cycles", "time"], default="auto",
-                        help="auto: cycles where both sides recorded sm_clock_mhz, else time (auto)")
-    parser.add_argument("--count-tolerance", type=str, default=str(d.count_tolerance),
-                        help=f"relative change of an exact count that is flagged ({d.count_tolerance:g})")
-    parser.add_argument("--counter-effect", type=str, default=str(d.counter_effect),
-                        help=f"relative change of a noisy counter that is flagged ({d.counter_effect:g})")
+    parser.add_argument(
+        "--min-effect", type=str, default=str(d.min_effect), help=f"relative change that matters ({d.min_effect:g})"
+    )
+    parser.add_argument(
+        "--alpha", type=str, default=str(d.alpha), help=f"significance of the one-sided U test ({d.alpha:g})"
+    )
+    parser.add_argument(
+        "--noise-factor",
+        type=str,
+        default=str(d.noise_factor),
+        help=f"k: change must exceed k x noise ({d.noise_factor:g})",
+    )
+    parser.add_argument(
+        "--drift",
+        type=str,
+        default=str(d.drift),
+        help=f"between-run drift allowance, relative SD of one run's level ({d.drift:g})",
+    )
+    parser.add_argument(
+        "--statistic",
+        choices=["auto", "cycles", "time"],
+        default="auto",
+        help="auto: cycles where both sides recorded sm_clock_mhz, else time (auto)",
+    )
+    parser.add_argument(
+        "--count-tolerance",
+        type=str,
+        default=str(d.count_tolerance),
+        help=f"relative change of an exact count that is flagged ({d.count_tolerance:g})",
+    )
+    parser.add_argument(
+        "--counter-effect",
+        type=str,
+        default=str(d.counter_effect),
+        help=f"relative change of a noisy counter that is flagged ({d.counter_effect:g})",
+    )
     parser.add_argument("--strict", action="store_true", help="UNSURE, TOO_FEW and MISSING fail too")
-    parser.add_argument("--allow-context-mismatch", action="store_true",
-                        help="compare runs from different GPUs, drivers, CUDA versions or clocks")
-    parser.add_argument("--alias", action="append", default=[], metavar="CAND=BASE",
-                        help="treat the candidate's family CAND as the baseline's BASE, e.g. "
-                             "shared_col=shared_col_padded (compare two variants of one run)")
+    parser.add_argument(
+        "--allow-context-mismatch",
+        action="store_true",
+        help="compare runs from different GPUs, drivers, CUDA versions or clocks",
+    )
+    parser.add_argument(
+        "--alias",
+        action="append",
+        default=[],
+        metavar="CAND=BASE",
+        help="treat the candidate's family CAND as the baseline's BASE, e.g. "
+        "shared_col=shared_col_padded (compare two variants of one run)",
+    )
     parser.add_argument("--time-only", action="store_true", help="compare times only, not counters")
     parser.add_argument("--markdown", help="also write the markdown table here")
     parser.add_argument("--json", help="write the full comparison as JSON here")
     args = parser.parse_args(argv)
     settings = Settings(
-        min_effect=fraction("--min-effect")(args.min_effect), alpha=fraction("--alpha", 1e-9)(args.alpha),
+        min_effect=fraction("--min-effect")(args.min_effect),
+        alpha=fraction("--alpha", 1e-9)(args.alpha),
         noise_factor=fraction("--noise-factor", 0, 100)(args.noise_factor),
-        drift=fraction("--drift")(args.drift), statistic=args.statistic,
+        drift=fraction("--drift")(args.drift),
+        statistic=args.statistic,
         count_tolerance=fraction("--count-tolerance")(args.count_tolerance),
         counter_effect=fraction("--counter-effect")(args.counter_effect),
-        allow_context_mismatch=args.allow_context_mismatch, family_aliases=parse_aliases(args.alias),
-        time_only=args.time_only, strict=args.strict)
+        allow_context_mismatch=args.allow_context_mismatch,
+        family_aliases=parse_aliases(args.alias),
+        time_only=args.time_only,
+        strict=args.strict,
+    )
     result = compare_files(args.baseline, args.candidate, settings)
-    shown = [Path(a).name if a.endswith((".json", ".json.gz")) else a for a in (argv if argv is not None else sys.argv[1:])]
+    shown = [
+        Path(a).name if a.endswith((".json", ".json.gz")) else a for a in (argv if argv is not None else sys.argv[1:])
+    ]
     text = "Command: `gemm-compare " + " ".join(shown) + "`\n\n" + to_markdown(result)
     if args.markdown:
         write(args.markdown, text)
@@ -88,7 +129,6 @@ def main(argv=None):
         write(args.json, json.dumps(result, indent=2))
     print(text)
     return EXIT_REGRESSION if result["regressions"] else EXIT_OK
-
 
 
 def run():

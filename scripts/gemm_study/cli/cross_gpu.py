@@ -7,6 +7,7 @@ predicted it. Files with per-sample clocks and a power state and older files bot
 
 Example: gemm-cross-gpu reports/h100-80gb-hbm3/results.json reports/h200/results.json --out reports/cross_gpu.md
 """
+
 import sys
 from pathlib import Path
 

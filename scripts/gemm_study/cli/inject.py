@@ -15,6 +15,7 @@ against; the calibration only aims at it.
   gemm-inject apply --tree TREE --plan PLAN.json warptile   (the cycles the plan calibrated)
   gemm-inject remove --tree TREE                       (restores every file)
 """
+
 import json
 import sys
 from pathlib import Path
@@ -51,8 +52,12 @@ def main(argv=None):
     parser.add_argument("action", choices=["check", "plan", "apply", "remove"])
     parser.add_argument("--tree", required=True, type=Path, help="the copy of the source tree")
     parser.add_argument("--baseline", type=Path, help="plan: the baseline tracking run")
-    parser.add_argument("--plan", type=Path, help="apply: the plan (gemm-inject plan's output) giving each FAMILY's cycles")
-    parser.add_argument("targets", nargs="*", help="check: FAMILY; plan: FAMILY=SHARE; apply: FAMILY=CYCLES, or FAMILY with --plan")
+    parser.add_argument(
+        "--plan", type=Path, help="apply: the plan (gemm-inject plan's output) giving each FAMILY's cycles"
+    )
+    parser.add_argument(
+        "targets", nargs="*", help="check: FAMILY; plan: FAMILY=SHARE; apply: FAMILY=CYCLES, or FAMILY with --plan"
+    )
     args = parser.parse_intermixed_args(argv)
     if args.action == "remove":
         print(" ".join(str(p) for p in remove(args.tree)))
@@ -69,8 +74,13 @@ def main(argv=None):
         for family, share in _pairs(args.targets, float).items():
             kernel_file(args.tree, family)
             name, cycles, kcycles, count = calibrate(args.baseline, family, share)
-            plan[family] = {"benchmark": name, "share": share, "spin_cycles": cycles,
-                            "baseline_kcycles": kcycles, "waves": count}
+            plan[family] = {
+                "benchmark": name,
+                "share": share,
+                "spin_cycles": cycles,
+                "baseline_kcycles": kcycles,
+                "waves": count,
+            }
         print(json.dumps(plan, indent=1))
     return 0
 

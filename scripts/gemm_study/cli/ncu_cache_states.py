@@ -18,6 +18,7 @@ under --out. Exit status 0 when it ran (the findings are the result), 2 for bad 
 Example (the FP64 1536^3 disagreement: A+B+C are 54 MiB, just above the H100's 50 MiB of L2):
   gemm-ncu-cache-states --shape 1536x1536x1536 --precisions fp64 --out xcheck/cache_states
 """
+
 import json
 import sys
 from pathlib import Path
@@ -46,8 +47,11 @@ def main(argv=None):
     parser.add_argument("--precisions", default="fp64")
     parser.add_argument("--filter", default=DEFAULT_FILTER, help="regex over benchmark names")
     parser.add_argument("--bench", default=str(DEFAULT_BENCH))
-    parser.add_argument("--bench-warm", help="a second gemm-bench whose counter passes each follow an "
-                                             "unprofiled launch (e.g. built at an earlier revision)")
+    parser.add_argument(
+        "--bench-warm",
+        help="a second gemm-bench whose counter passes each follow an "
+        "unprofiled launch (e.g. built at an earlier revision)",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     names.check_shape(args.shape)
@@ -58,8 +62,14 @@ def main(argv=None):
         ncu.check_tools(args.bench_warm, tool)
     with writing(args.out):
         args.out.mkdir(parents=True, exist_ok=True)
-    listing = ncu_crosscheck.run_bench(args, "--list", f"--shapes={args.shape}", f"--precisions={args.precisions}",
-                                       "--end-to-end=off", f"--benchmark_filter={args.filter}")
+    listing = ncu_crosscheck.run_bench(
+        args,
+        "--list",
+        f"--shapes={args.shape}",
+        f"--precisions={args.precisions}",
+        "--end-to-end=off",
+        f"--benchmark_filter={args.filter}",
+    )
     benchmarks = [n for n in ncu.parse_listing(listing) if n.startswith("gemm/")]
     if not benchmarks:
         raise InputError(f"no benchmark matches {args.filter!r} at {args.shape} ({args.precisions})")
@@ -75,10 +85,18 @@ def main(argv=None):
     l2_bytes = float(context.get("gpu_l2_bytes", 0) or 0)
     text = markdown(args, states, benchmarks, l2_bytes, sys.argv[1:] if argv is None else argv)
     (args.out / "cache_states.md").write_text(text)
-    (args.out / "cache_states.json").write_text(json.dumps(
-        {"shape": args.shape, "precisions": args.precisions, "l2_bytes": l2_bytes,
-         "states": {label: {n: list(v) for n, v in by.items()} for label, by in states.items()},
-         "findings": findings(states, benchmarks)}, indent=2))
+    (args.out / "cache_states.json").write_text(
+        json.dumps(
+            {
+                "shape": args.shape,
+                "precisions": args.precisions,
+                "l2_bytes": l2_bytes,
+                "states": {label: {n: list(v) for n, v in by.items()} for label, by in states.items()},
+                "findings": findings(states, benchmarks),
+            },
+            indent=2,
+        )
+    )
     print(text)
     return 0
 

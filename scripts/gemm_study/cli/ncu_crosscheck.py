@@ -7,6 +7,7 @@ benchmark and metric both values and whether they agree. docs/nsight-compute.md 
 cross-check") states the rule and how each side's state is matched. Exit status 1 if a required
 agreement fails, 2 for bad input or no GPU.
 """
+
 import json
 import sys
 from pathlib import Path
@@ -25,12 +26,18 @@ def main(argv=None):
     parser.add_argument("--shape", default="1024x1024x1024")
     parser.add_argument("--precisions", default="fp32,fp64")
     parser.add_argument("--tags", default=CROSSCHECK_TAG, help="select the variants having any of these tags")
-    parser.add_argument("--also-tagged", default="", help="of those, only the ones also having any of these "
-                                                          "tags, e.g. ladder,tensor_core")
+    parser.add_argument(
+        "--also-tagged",
+        default="",
+        help="of those, only the ones also having any of these tags, e.g. ladder,tensor_core",
+    )
     parser.add_argument("--limit", type=int, default=0, help="check only the first N selected benchmarks")
     parser.add_argument("--bench", default=str(DEFAULT_BENCH))
-    parser.add_argument("--reread", type=Path, help="apply the rule to an earlier cross-check's folder "
-                                                    "instead of measuring (no GPU needed)")
+    parser.add_argument(
+        "--reread",
+        type=Path,
+        help="apply the rule to an earlier cross-check's folder instead of measuring (no GPU needed)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for the JSON, report and table")
     args = parser.parse_args(argv)
     names.check_shape(args.shape)
@@ -43,20 +50,32 @@ def main(argv=None):
         raise ExternalToolError("no benchmark was measured by both CUPTI and ncu")
     classes = crosscheck.classified(cupti, sms)
     readers = sorted({session["read_with"] for session in ran})
-    lines = [f"CUPTI (gemm-bench counters, L2 {context.get('l2_state')}) vs ncu, shape {args.shape}, "
-             f"ncu --clock-control none; {len(cupti)} benchmarks tagged {args.tags}. DRAM bytes and the L2 "
-             f"counters from application-replay sessions in the L2 state each benchmark's counter passes "
-             f"start with (docs/nsight-compute.md). ncu's values read with {' and '.join(readers)}.",
-             *(f"ncu command: {' '.join(s['command'])}" for s in ran if "command" in s),
-             *([f"Reread from {args.reread}: {', '.join(s['report'] for s in ran)}."] if args.reread else []),
-             "", crosscheck.agreement_markdown(table, classes)]
+    lines = [
+        f"CUPTI (gemm-bench counters, L2 {context.get('l2_state')}) vs ncu, shape {args.shape}, "
+        f"ncu --clock-control none; {len(cupti)} benchmarks tagged {args.tags}. DRAM bytes and the L2 "
+        f"counters from application-replay sessions in the L2 state each benchmark's counter passes "
+        f"start with (docs/nsight-compute.md). ncu's values read with {' and '.join(readers)}.",
+        *(f"ncu command: {' '.join(s['command'])}" for s in ran if "command" in s),
+        *([f"Reread from {args.reread}: {', '.join(s['report'] for s in ran)}."] if args.reread else []),
+        "",
+        crosscheck.agreement_markdown(table, classes),
+    ]
     report = "\n".join(lines) + "\n"
     with writing(args.out):
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "ncu_crosscheck.md").write_text(report)
-        (args.out / "ncu_crosscheck.json").write_text(json.dumps(
-            {"l2_state": context.get("l2_state"), "cache_control": ran[0].get("cache_control"), "sessions": ran,
-             "classified": [{"benchmark": name, "why": why} for name, why in classes], "rows": table}, indent=2))
+        (args.out / "ncu_crosscheck.json").write_text(
+            json.dumps(
+                {
+                    "l2_state": context.get("l2_state"),
+                    "cache_control": ran[0].get("cache_control"),
+                    "sessions": ran,
+                    "classified": [{"benchmark": name, "why": why} for name, why in classes],
+                    "rows": table,
+                },
+                indent=2,
+            )
+        )
     print(report[-4000:])
     return 1 if any(r["agree"] is False for r in table) else 0
 

@@ -14,6 +14,7 @@ predicted, verdict, sentence) and the figures. Runs with repetitions show the me
 
 Example: gemm-report reports/h100/results.json --out reports/h100
 """
+
 import sys
 from pathlib import Path
 
@@ -27,9 +28,14 @@ def main(argv=None):
     parser.add_argument("results", type=Path, help="gemm-bench JSON (--benchmark_out)")
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md, CSV and figures")
     parser.add_argument("--ncu-crosscheck", type=Path, help="ncu_crosscheck.md to link (copied to OUT/ncu/)")
-    parser.add_argument("--ncu", type=Path, action="append", default=[],
-                        help="an ncu raw CSV export (ncu -i R --csv --page raw) of the same benchmarks: "
-                             "adds a CUPTI-vs-ncu agreement table in OUT/ncu/agreement.md (repeatable)")
+    parser.add_argument(
+        "--ncu",
+        type=Path,
+        action="append",
+        default=[],
+        help="an ncu raw CSV export (ncu -i R --csv --page raw) of the same benchmarks: "
+        "adds a CUPTI-vs-ncu agreement table in OUT/ncu/agreement.md (repeatable)",
+    )
     parser.add_argument("--command", default="", help="the command that produced the results, for the report")
     args = parser.parse_args(argv)
     context, kernel, e2e, errors = load_kernel_runs(args.results)

@@ -8,6 +8,7 @@ Exit status: 0 reproducible; 1 not (the page says which benchmarks or figures mo
 
 Example: gemm-reproducibility first/results.json second/results.json --out reproducibility.md
 """
+
 import math
 import sys
 from pathlib import Path
@@ -34,11 +35,17 @@ def main(argv=None):
     parser.add_argument("first", type=Path, help="results JSON of the first run")
     parser.add_argument("second", type=Path, help="results JSON of the second run (counters may be off)")
     parser.add_argument("--out", type=Path, help="markdown page to write (default: print it)")
-    parser.add_argument("--min-ms", default=str(reproducibility.MIN_MS),
-                        help="the benchmarks that decide: first-run median launch above this, in ms "
-                             "(default %(default)s; missing or failed ones decide at any length)")
-    parser.add_argument("--allow-context-mismatch", action="store_true",
-                        help="compare runs whose GPU, driver or clocks differ (the page warns)")
+    parser.add_argument(
+        "--min-ms",
+        default=str(reproducibility.MIN_MS),
+        help="the benchmarks that decide: first-run median launch above this, in ms "
+        "(default %(default)s; missing or failed ones decide at any length)",
+    )
+    parser.add_argument(
+        "--allow-context-mismatch",
+        action="store_true",
+        help="compare runs whose GPU, driver or clocks differ (the page warns)",
+    )
     args = parser.parse_args(argv)
     settings = Settings(time_only=True, allow_context_mismatch=args.allow_context_mismatch)
     outcome = reproducibility.check(args.first, args.second, settings, milliseconds(args.min_ms))

@@ -6,6 +6,7 @@
                                                       (its own is kept as build_git_revision)
 Exit status 2 on a file that is not a results file.
 """
+
 import sys
 from pathlib import Path
 

@@ -18,6 +18,7 @@ operands, twice the H100's L2):
 --clock-control none and --cache-control none: ncu sees the clocks and the warm L2 gemm-bench
 timed in (docs/nsight-compute.md).
 """
+
 import sys
 from pathlib import Path
 
@@ -35,8 +36,11 @@ def main(argv=None):
     parser.add_argument("results", type=Path, nargs="?", help="gemm-bench JSON of the benchmarks, counters on")
     parser.add_argument("ncu_csv", type=Path, nargs="?", help="ncu -i REP --csv --page raw --print-units base")
     parser.add_argument("--out", type=Path, help="also write the table here (markdown)")
-    parser.add_argument("--print-metrics", action="store_true",
-                        help="print the --metrics list for ncu (the breakdowns and the account's units) and exit")
+    parser.add_argument(
+        "--print-metrics",
+        action="store_true",
+        help="print the --metrics list for ncu (the breakdowns and the account's units) and exit",
+    )
     args = parser.parse_args(argv)
     if args.print_metrics:
         print(",".join([*sol.BREAKDOWNS, *sol.account_metrics()]))

@@ -4,6 +4,7 @@ stage_*_s counters, summed). Written to stages.json next to the results.
 
   gemm-stages --results R.json --stage build=12.5 --stage bench=201 --out stages.json
 """
+
 import json
 import math
 import sys

@@ -14,6 +14,7 @@ the unit it runs on, its limiter and explained share, and the clock and power st
 Examples: gemm-summary-table reports/h200/results.json --shape 4096x4096x4096
           gemm-summary-table reports/h100-80gb-hbm3/results.json --ladders --readme README.md
 """
+
 import sys
 from pathlib import Path
 
@@ -26,8 +27,16 @@ from gemm_study.data.results import has_tag, load_frame, one_row_per_benchmark
 from gemm_study.report import readme_table
 
 DEFAULT_TAGS = TAGS.summary
-COLUMNS = ["variant", "precision", "gflops", "pct_of_cublas", "gld_sectors_per_request",
-           "gld_sectors", "smem_ld_wavefronts_per_request", "achieved_occupancy"]
+COLUMNS = [
+    "variant",
+    "precision",
+    "gflops",
+    "pct_of_cublas",
+    "gld_sectors_per_request",
+    "gld_sectors",
+    "smem_ld_wavefronts_per_request",
+    "achieved_occupancy",
+]
 
 
 def chosen_variants(frame, variants, tags):
@@ -36,8 +45,10 @@ def chosen_variants(frame, variants, tags):
         return {v: i for i, v in enumerate(variants.split(","))}
     tagged = frame[has_tag(frame, *tags.split(","))]
     if tagged.empty:
-        raise InputError(f"no variant tagged {tags} in the results (results written before gemm-bench "
-                         "recorded tags need --variants a,b,...)")
+        raise InputError(
+            f"no variant tagged {tags} in the results (results written before gemm-bench "
+            "recorded tags need --variants a,b,...)"
+        )
     return {v: i for i, v in enumerate(dict.fromkeys(tagged.variant))}
 
 
@@ -47,8 +58,13 @@ def main(argv=None):
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--shape", help="MxNxK")
     what.add_argument("--ladders", action="store_true", help="the README's ladder table (see above)")
-    parser.add_argument("--also", action="append", default=[], metavar="FILE@SHAPE",
-                        help="with --ladders: a column of %% of cuBLAS in another results file at a shape")
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="FILE@SHAPE",
+        help="with --ladders: a column of %% of cuBLAS in another results file at a shape",
+    )
     parser.add_argument("--readme", type=Path, help="with --ladders: write the table into this README's markers")
     parser.add_argument("--tags", default=DEFAULT_TAGS, help="variants having any of these tags (default summary)")
     parser.add_argument("--variants", help="comma-separated variants, in table order (overrides --tags)")

@@ -14,6 +14,7 @@ configuration's field order; `mbar` only where set), written back as a designate
 PipelinedConfig (kernels/ladder/pipelined_kernel.cuh).
 Exit status: 0 written, 2 bad input (no tuning results, unreadable JSON).
 """
+
 import sys
 from pathlib import Path
 
@@ -37,13 +38,17 @@ def main(argv=None):
     wins = winners(speeds)
     shown = " ".join(str(p) for p in args.results)
     if not wins:
-        print(f"tune_ladder: {shown} has no successful `tuned` tuning benchmarks "
-              "(run gemm-bench --tags=tuning)", file=sys.stderr)
+        print(
+            f"tune_ladder: {shown} has no successful `tuned` tuning benchmarks (run gemm-bench --tags=tuning)",
+            file=sys.stderr,
+        )
         return 2
     missing = set(PRECISIONS) - {w[0] for w in wins}
     if missing:
-        print(f"tune_ladder: no results for {', '.join(sorted(missing))}: the tuned rung needs "
-              "both precisions", file=sys.stderr)
+        print(
+            f"tune_ladder: no results for {', '.join(sorted(missing))}: the tuned rung needs both precisions",
+            file=sys.stderr,
+        )
         return 2
     text = render(wins, "; ".join(sources))
     try:

@@ -15,6 +15,7 @@ since the dispatcher reuses a winner's configuration at shapes the table does no
 With several files, a later file's (arithmetic, shape) replaces the earlier files' results.
 Exit status: 0 written, 2 bad input (no candidates, unreadable JSON).
 """
+
 import sys
 from pathlib import Path
 
@@ -35,8 +36,10 @@ def main(argv=None):
         (times, anchors), sources = sweep.read_sweeps(args.results, collect)
         wins = winners(times, anchors)
         if not wins:
-            raise InputError(f"{' '.join(map(str, args.results))} has no successful candidate "
-                             "benchmarks (run scripts/tune_shapes.sh)")
+            raise InputError(
+                f"{' '.join(map(str, args.results))} has no successful candidate "
+                "benchmarks (run scripts/tune_shapes.sh)"
+            )
         sweep.emit(render(wins, "; ".join(sources)), args.out, args.dry_run)
     except InputError as e:
         print(f"tune_shapes: {e}", file=sys.stderr)

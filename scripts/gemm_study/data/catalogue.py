@@ -1,6 +1,7 @@
 """The metric catalogue, read from profiling/metric_catalogue.inc (the C++ harness reads the
 same file), plus the harness's own timing counters: one source of truth for names,
 directions and stability."""
+
 import re
 from dataclasses import dataclass
 from functools import lru_cache

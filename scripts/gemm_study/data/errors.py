@@ -1,5 +1,6 @@
 """Errors the command-line tools report in one line instead of a traceback: bad input (exit
 status 2) and a failure of an external tool such as ncu or gemm-bench (exit status 1)."""
+
 from contextlib import contextmanager
 
 

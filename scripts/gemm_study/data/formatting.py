@@ -1,5 +1,6 @@
 """How the tools write numbers, markdown tables and figures (every report section and tool
 shares these; none of them is a report section itself)."""
+
 import math
 from pathlib import Path
 

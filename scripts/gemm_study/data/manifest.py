@@ -7,6 +7,7 @@ files the C++ registry compiles, so that a renamed tag or a reordered rung fails
 A rung is a line of level ladder or tensor_core; its number is its position among those lines
 (1-based). Tools name tags through TAGS (TAGS.tile_sweep), never as string literals: an unknown
 name raises AttributeError at import time of the code that uses it."""
+
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,10 +29,10 @@ _TAG = re.compile(r'^GEMM_TAG\(\s*(\w+)\s*,\s*"([^"]*)"\s*\)\s*$')
 class Family:
     level: str
     family: str
-    build: str       # any | sm90a
+    build: str  # any | sm90a
     rung_name: str
     origin: str
-    rung: int = 0    # 1-based position among the rung lines; 0 for other levels
+    rung: int = 0  # 1-based position among the rung lines; 0 for other levels
 
 
 def _lines(path, pattern, what):

@@ -1,5 +1,6 @@
 """The benchmark-name grammar, read from bench/benchmark_names.inc (the C++ harness reads the
 same file), so a name that one side writes the other side parses."""
+
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -10,8 +11,15 @@ from gemm_study.data.paths import CHECKOUT
 from gemm_study.data.shape import Shape
 
 NAMES_FILE = CHECKOUT / "bench" / "benchmark_names.inc"
-REQUIRED_KEYS = ("kernel_prefix", "end_to_end_prefix", "manual_time_suffix", "benchmark_regex",
-                 "variant_regex", "nvtx_from", "nvtx_to")
+REQUIRED_KEYS = (
+    "kernel_prefix",
+    "end_to_end_prefix",
+    "manual_time_suffix",
+    "benchmark_regex",
+    "variant_regex",
+    "nvtx_from",
+    "nvtx_to",
+)
 
 # GEMM_NAME(key, R"(value)"): the value is a C++ raw string, so it may hold quotes and commas.
 _LINE = re.compile(r'^GEMM_NAME\(\s*(?P<key>\w+)\s*,\s*R"\((?P<value>.*)\)"\s*\)\s*$')
@@ -53,9 +61,15 @@ def load_spec(path=NAMES_FILE):
     benchmark = re.compile(values["benchmark_regex"])
     if benchmark.groups < 6:
         raise InputError(f"{path}: benchmark_regex needs the groups kind, precision, variant, m, n, k")
-    return NameSpec(values["kernel_prefix"], values["end_to_end_prefix"], values["manual_time_suffix"],
-                    benchmark, re.compile(values["variant_regex"]),
-                    str.maketrans(source, target), str.maketrans(target, source))
+    return NameSpec(
+        values["kernel_prefix"],
+        values["end_to_end_prefix"],
+        values["manual_time_suffix"],
+        benchmark,
+        re.compile(values["variant_regex"]),
+        str.maketrans(source, target),
+        str.maketrans(target, source),
+    )
 
 
 def parse_benchmark(name, spec=None):
@@ -66,14 +80,20 @@ def parse_benchmark(name, spec=None):
     if not match:
         return None
     kind, precision, variant, m, n, k = match.groups()[:6]
-    return {"end_to_end": kind == spec.end_to_end_prefix, "precision": precision,
-            "variant": variant, "m": int(m), "n": int(n), "k": int(k)}
+    return {
+        "end_to_end": kind == spec.end_to_end_prefix,
+        "precision": precision,
+        "variant": variant,
+        "m": int(m),
+        "n": int(n),
+        "k": int(k),
+    }
 
 
 def strip_manual_time(name, spec=None):
     spec = spec or load_spec()
     suffix = spec.manual_time_suffix
-    return name[:-len(suffix)] if name.endswith(suffix) else name
+    return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
 def nvtx_range(benchmark, spec=None):

@@ -21,6 +21,7 @@ What the tools rely on in a results file (gemm-bench writes it; a file that brea
              outputs_per_thread, warps_launched; VARIANT_TYPES lists the types that are checked.
 Numbers are JSON numbers (a bool is not one); NaN and infinities are missing values for counters
 and bad input for times and clocks."""
+
 import gzip
 import json
 import math
@@ -37,11 +38,30 @@ from gemm_study.data.shape import Shape, shape_order
 
 TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Numeric keys of an entry that are Google Benchmark's bookkeeping, not measurements.
-NOT_MEASUREMENTS = ("family_index", "per_family_instance_index", "repetitions", "threads",
-                    "repetition_index", "real_time", "cpu_time", "iterations")
+NOT_MEASUREMENTS = (
+    "family_index",
+    "per_family_instance_index",
+    "repetitions",
+    "threads",
+    "repetition_index",
+    "real_time",
+    "cpu_time",
+    "iterations",
+)
 # Facts of the `variant` object copied into each row (launch facts are absent for cuBLAS/CPU).
-FACT_COLUMNS = ("compute", "backend", "origin", "note", "rung", "rung_name", "threads_per_block",
-                "outputs_per_thread", "warps_launched", "spins", "persistent_grid")
+FACT_COLUMNS = (
+    "compute",
+    "backend",
+    "origin",
+    "note",
+    "rung",
+    "rung_name",
+    "threads_per_block",
+    "outputs_per_thread",
+    "warps_launched",
+    "spins",
+    "persistent_grid",
+)
 
 
 def parse_name(name):
@@ -50,8 +70,12 @@ def parse_name(name):
     if parsed is None:
         return None
     family, params = names.variant_params(parsed["variant"])
-    parsed.update(family=family, params=_params_text(parsed["variant"]),
-                  shape=str(Shape(parsed["m"], parsed["n"], parsed["k"])), tile=_edge(params))
+    parsed.update(
+        family=family,
+        params=_params_text(parsed["variant"]),
+        shape=str(Shape(parsed["m"], parsed["n"], parsed["k"])),
+        tile=_edge(params),
+    )
     return parsed
 
 
@@ -64,9 +88,18 @@ def _parsed_from_variant(entry):
     shape = variant.get("shape") if isinstance(variant.get("shape"), dict) else {}
     m, n, k = (shape.get(key) if is_number(shape.get(key)) else 0 for key in "mnk")
     name = variant.get("name") if isinstance(variant.get("name"), str) else variant["family"]
-    return {"end_to_end": variant.get("end_to_end") is True, "precision": str(variant.get("precision")),
-            "variant": name, "m": m, "n": n, "k": k, "family": variant["family"], "params": _params_text(name),
-            "shape": str(Shape(m, n, k)), "tile": None}
+    return {
+        "end_to_end": variant.get("end_to_end") is True,
+        "precision": str(variant.get("precision")),
+        "variant": name,
+        "m": m,
+        "n": n,
+        "k": k,
+        "family": variant["family"],
+        "params": _params_text(name),
+        "shape": str(Shape(m, n, k)),
+        "tile": None,
+    }
 
 
 def _params_text(variant):
@@ -123,9 +156,17 @@ def is_number(value):
 
 # Types of the `variant` facts that tools compute with (the contract above); a bool is none of them.
 NUMBER = (int, float)
-VARIANT_TYPES = {"name": str, "params": dict, "tags": list, "compute": str, "rung_name": str,
-                 "rung": NUMBER, "threads_per_block": NUMBER, "outputs_per_thread": NUMBER,
-                 "warps_launched": NUMBER}
+VARIANT_TYPES = {
+    "name": str,
+    "params": dict,
+    "tags": list,
+    "compute": str,
+    "rung_name": str,
+    "rung": NUMBER,
+    "threads_per_block": NUMBER,
+    "outputs_per_thread": NUMBER,
+    "warps_launched": NUMBER,
+}
 
 
 def _check_variant(variant):
@@ -175,6 +216,7 @@ def load_results(path):
 
 # ----------------------------------------------------------------------------- variant facts
 
+
 def variant_facts(entry, parsed):
     """The variant's facts as flat row fields: from the entry's `variant` object when gemm-bench
     recorded it, else inferred from the name (older files: the only place that reads names)."""
@@ -186,9 +228,13 @@ def variant_facts(entry, parsed):
 
 def _recorded_facts(variant, parsed):
     params = variant.get("params") or {}
-    facts = {"family": variant.get("family", parsed["family"]),
-             "params": _params_text(variant.get("name", parsed["variant"])),
-             "param_values": dict(params), "tags": tuple(variant.get("tags") or ()), "facts_from": "variant"}
+    facts = {
+        "family": variant.get("family", parsed["family"]),
+        "params": _params_text(variant.get("name", parsed["variant"])),
+        "param_values": dict(params),
+        "tags": tuple(variant.get("tags") or ()),
+        "facts_from": "variant",
+    }
     facts["tile"] = sweep_edge(params, facts["tags"])
     for key in FACT_COLUMNS:
         if key in variant:
@@ -202,11 +248,11 @@ def legacy_facts(parsed):
     block per TxT tile, block:XxY an XxY block per XxY tile, threads:N a grid-stride loop with
     N-thread blocks, blocks:N N one-thread blocks."""
     family, params = names.variant_params(parsed["variant"])
-    facts = {"family": family, "params": parsed["params"], "param_values": params,
-             "tile": None, "facts_from": "name"}
+    facts = {"family": family, "params": parsed["params"], "param_values": params, "tile": None, "facts_from": "name"}
     if family.startswith("cublas"):
-        facts.update(backend="cublas", tags=(TAGS.reference,),
-                     compute="tf32" if family.endswith("tf32") else parsed["precision"])
+        facts.update(
+            backend="cublas", tags=(TAGS.reference,), compute="tf32" if family.endswith("tf32") else parsed["precision"]
+        )
         return facts
     if family.startswith("cpu"):
         facts.update(backend="cpu", tags=(TAGS.cpu,), compute=parsed["precision"])
@@ -214,8 +260,11 @@ def legacy_facts(parsed):
     facts.update(backend="cuda_kernel", compute=parsed["precision"], tags=(TAGS.seed,))
     threads, blocks = _legacy_launch(params, parsed["m"], parsed["n"])
     if threads:
-        facts.update(threads_per_block=threads, warps_launched=blocks * math.ceil(threads / 32),
-                     outputs_per_thread=parsed["m"] * parsed["n"] / (threads * blocks))
+        facts.update(
+            threads_per_block=threads,
+            warps_launched=blocks * math.ceil(threads / 32),
+            outputs_per_thread=parsed["m"] * parsed["n"] / (threads * blocks),
+        )
         if "tile" in params or "block" in params:
             facts.update(tags=(TAGS.seed, TAGS.tile_sweep), tile=parsed["tile"])
     return facts
@@ -265,8 +314,9 @@ def _row(where, entry, parsed):
     row.update(variant_facts(entry, parsed))
     row["name"] = entry.get("run_name", entry["name"])
     row["repetition"] = entry.get("repetition_index", 0)
-    row["error"] = (str(entry.get("error_message") or "error_occurred without a message")
-                    if entry.get("error_occurred") else None)
+    row["error"] = (
+        str(entry.get("error_message") or "error_occurred without a message") if entry.get("error_occurred") else None
+    )
     scale = TIME_UNITS[entry.get("time_unit", "ns")]
     real = entry.get("real_time", math.nan)
     row["real_time_ms"] = real * scale if is_number(real) else math.nan
@@ -300,13 +350,24 @@ def _samples(where, samples):
     for key, values in lists.items():
         if not isinstance(values, list) or not all(is_number(v) and math.isfinite(v) and v >= 0 for v in values):
             raise InputError(f"{where}: {key} must be a list of numbers >= 0")
-    if not ms or any(v <= 0 or v > MAX_MS for v in ms) or any(v > MAX_MHZ for v in clocks) or (clocks and len(clocks) != len(ms)) or len(flagged) != len(ms):
-        raise InputError(f"{where}: samples: {len(ms or [])} times, {len(clocks)} clocks, {len(flagged)} flags; "
-                         "expected as many positive times as clocks and flags")
+    if (
+        not ms
+        or any(v <= 0 or v > MAX_MS for v in ms)
+        or any(v > MAX_MHZ for v in clocks)
+        or (clocks and len(clocks) != len(ms))
+        or len(flagged) != len(ms)
+    ):
+        raise InputError(
+            f"{where}: samples: {len(ms or [])} times, {len(clocks)} clocks, {len(flagged)} flags; "
+            "expected as many positive times as clocks and flags"
+        )
     slowdown = samples.get("slowdown", [])
-    return {"ms": [float(v) for v in ms], "sm_clock_mhz": [float(v) for v in clocks] or [0.0] * len(ms),
-            "flagged": [bool(v) for v in flagged],
-            "slowdown": [str(v) for v in slowdown] if isinstance(slowdown, list) else []}
+    return {
+        "ms": [float(v) for v in ms],
+        "sm_clock_mhz": [float(v) for v in clocks] or [0.0] * len(ms),
+        "flagged": [bool(v) for v in flagged],
+        "slowdown": [str(v) for v in slowdown] if isinstance(slowdown, list) else [],
+    }
 
 
 def repetition_cycles(row):
@@ -315,7 +376,9 @@ def repetition_cycles(row):
     median_ms x sm_clock_mhz (older files: one clock per repetition)."""
     samples = row.get("samples")
     if samples:
-        cycles = [t * c for t, c, f in zip(samples["ms"], samples["sm_clock_mhz"], samples["flagged"]) if c > 0 and not f]
+        cycles = [
+            t * c for t, c, f in zip(samples["ms"], samples["sm_clock_mhz"], samples["flagged"]) if c > 0 and not f
+        ]
         if cycles:
             return float(np.median(cycles))
     clock = row.get("sm_clock_mhz")
@@ -347,19 +410,30 @@ def read_rows(path, entries):
         if row["error"] is None:
             time_field = time_field or row["time_field"]
             if row["time_field"] != time_field:
-                raise InputError(f"{where}: " + ("no median_ms, unlike earlier entries" if time_field == "median_ms"
-                                                 else "has median_ms, unlike earlier entries"))
+                raise InputError(
+                    f"{where}: "
+                    + (
+                        "no median_ms, unlike earlier entries"
+                        if time_field == "median_ms"
+                        else "has median_ms, unlike earlier entries"
+                    )
+                )
         rows.append(row)
     if not rows:
         if aggregates:
-            raise InputError(f"{path}: only aggregate rows ({aggregates}): rerun without "
-                             "--benchmark_report_aggregates_only so that every repetition is kept")
-        raise InputError(f"{path}: no gemm benchmarks, i.e. no benchmark of gemm-study ({len(entries)} entries, "
-                         "none named gemm/<precision>/<variant>/m:/n:/k: or carrying a 'variant')")
+            raise InputError(
+                f"{path}: only aggregate rows ({aggregates}): rerun without "
+                "--benchmark_report_aggregates_only so that every repetition is kept"
+            )
+        raise InputError(
+            f"{path}: no gemm benchmarks, i.e. no benchmark of gemm-study ({len(entries)} entries, "
+            "none named gemm/<precision>/<variant>/m:/n:/k: or carrying a 'variant')"
+        )
     return rows
 
 
 # ----------------------------------------------------------------------------- tables
+
 
 def to_frame(benchmarks, path="results"):
     """One row per repetition of a gemm benchmark (read_rows), with its facts, as a DataFrame."""
@@ -379,23 +453,25 @@ def load_frame(path):
 
 # ----------------------------------------------------------------------------- runs
 
+
 @dataclass
 class Bench:
     """The repetitions of one benchmark in one run, as the comparisons read them."""
+
     family: str
     tags: tuple = ()
-    time_field: str = "median_ms"                 # median_ms, or real_time (a mean) in older files
-    times: list = field(default_factory=list)     # ms per repetition that ran
-    clocks: list = field(default_factory=list)    # MHz per repetition, where recorded
-    cycles: list = field(default_factory=list)    # thousands of cycles per repetition (repetition_cycles)
-    from_samples: int = 0                         # repetitions whose cycles came from per-sample clocks
-    slowdown: set = field(default_factory=set)    # NVML slowdown reasons seen in any sample
+    time_field: str = "median_ms"  # median_ms, or real_time (a mean) in older files
+    times: list = field(default_factory=list)  # ms per repetition that ran
+    clocks: list = field(default_factory=list)  # MHz per repetition, where recorded
+    cycles: list = field(default_factory=list)  # thousands of cycles per repetition (repetition_cycles)
+    from_samples: int = 0  # repetitions whose cycles came from per-sample clocks
+    slowdown: set = field(default_factory=set)  # NVML slowdown reasons seen in any sample
     real_times: list = field(default_factory=list)
     errors: list = field(default_factory=list)
     throttled: bool = False
     counters: dict = field(default_factory=dict)  # name -> list of finite values
     reps: set = field(default_factory=set)
-    spins: bool = False                           # variant fact: warps poll mbarriers
+    spins: bool = False  # variant fact: warps poll mbarriers
 
 
 def load_run(path):
@@ -430,8 +506,7 @@ def load_run(path):
         if bench.cycles and len(bench.cycles) != len(bench.times):
             raise InputError(f"{path}: {name}: a clock on {len(bench.cycles)} of {len(bench.times)} repetitions")
         if bench.clocks and len(bench.clocks) != len(bench.times):
-            raise InputError(f"{path}: {name}: sm_clock_mhz on {len(bench.clocks)} of "
-                             f"{len(bench.times)} repetitions")
+            raise InputError(f"{path}: {name}: sm_clock_mhz on {len(bench.clocks)} of {len(bench.times)} repetitions")
     return context, benches
 
 

@@ -1,5 +1,6 @@
 """Edits of whole results files that the shell scripts need (joining two runs, relabelling a
 run's revision, reading one context field), so that no script embeds Python of its own."""
+
 import json
 from pathlib import Path
 

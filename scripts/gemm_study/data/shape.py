@@ -1,5 +1,6 @@
 """A GEMM shape, M x N x K: parsed once from the 'MxNxK' text that gemm-bench's --shapes and the
 tools' tables use, compared and sorted as numbers, and written back the same way."""
+
 import re
 from dataclasses import dataclass
 

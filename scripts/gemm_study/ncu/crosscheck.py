@@ -3,6 +3,7 @@
 docs/nsight-compute.md ("The rule") states it and why; the tolerances are the constants here.
 Every catalogue metric both sides measured gets a row: required ones say whether they agree,
 the others are shown (agree None) with the reason they are not required."""
+
 import math
 
 from gemm_study.analysis.footprint import working_set_bytes
@@ -22,11 +23,13 @@ OCCUPANCY_TOLERANCE_POINTS = 1.0
 SPIN_DEPENDENT = {
     "warp_inst": "counts every instruction, the polls of the mbarrier waits included",
     "smem_wavefronts": "counts the shared-memory data stage's 'Misc' wavefronts too (ncu "
-                       "--query-metrics), and a poll reads its barrier in shared memory",
+    "--query-metrics), and a poll reads its barrier in shared memory",
 }
-L2_HIT_RATE_WHY = ("shown: lts__t_sector_hit_rate divides hits by lookups of every client and "
-                   "operation (reads, writes, atomics, the L2's own traffic) and exceeds 100% "
-                   "within one pass; l2_read_lookup_hit_rate is required instead")
+L2_HIT_RATE_WHY = (
+    "shown: lts__t_sector_hit_rate divides hits by lookups of every client and "
+    "operation (reads, writes, atomics, the L2's own traffic) and exceeds 100% "
+    "within one pass; l2_read_lookup_hit_rate is required instead"
+)
 # The SMs' reads from L2, by the catalogue's short names.
 L2_READ_HITS, L2_READ_MISSES, L2_READ_SECTORS = "l2_read_hits", "l2_read_misses", "l2_read_sectors"
 
@@ -50,12 +53,13 @@ def uneven_residency(row, sm_count):
     fuller = resident % int(sm_count)
     if resident > sm_count and fuller != 0:
         fewer = resident // int(sm_count)
-        return (f"uneven first wave: {fuller} of {int(sm_count)} SMs hold {fewer + 1} blocks at "
-                f"once, the others {fewer}")
+        return f"uneven first wave: {fuller} of {int(sm_count)} SMs hold {fewer + 1} blocks at once, the others {fewer}"
     last = int(blocks) % slots
     if blocks > slots and last != 0:
-        return (f"partial last wave: {last} of {slots} block slots ({blocks / slots:.2f} waves), "
-                f"so SMs run out of blocks at different times")
+        return (
+            f"partial last wave: {last} of {slots} block slots ({blocks / slots:.2f} waves), "
+            f"so SMs run out of blocks at different times"
+        )
     return ""
 
 
@@ -73,8 +77,10 @@ def dram_rule(cupti, ncu_value, working_set=0, l2_bytes=0):
     if 0 < working_set <= l2_bytes and DRAM_WORKING_SET_SHARE * working_set > floor:
         floor, why = DRAM_WORKING_SET_SHARE * working_set, "1/3 of A+B+C, which fit in L2"
     allowed = max(DRAM_RELATIVE_TOLERANCE * max(abs(cupti), abs(ncu_value)), floor)
-    return (f"within {DRAM_RELATIVE_TOLERANCE:.0%} or {floor / 2**20:.3g} MiB ({why})",
-            abs(cupti - ncu_value) <= allowed)
+    return (
+        f"within {DRAM_RELATIVE_TOLERANCE:.0%} or {floor / 2**20:.3g} MiB ({why})",
+        abs(cupti - ncu_value) <= allowed,
+    )
 
 
 def agreement_rule(metric, cupti, ncu_value, working_set=0, l2_bytes=0, exceptions=None):
@@ -87,8 +93,7 @@ def agreement_rule(metric, cupti, ncu_value, working_set=0, l2_bytes=0, exceptio
     if metric.stability == "exact":
         return "equal", cupti == ncu_value
     if metric.name == "achieved_occupancy":
-        return (f"within {OCCUPANCY_TOLERANCE_POINTS:g} point",
-                abs(cupti - ncu_value) <= OCCUPANCY_TOLERANCE_POINTS)
+        return (f"within {OCCUPANCY_TOLERANCE_POINTS:g} point", abs(cupti - ncu_value) <= OCCUPANCY_TOLERANCE_POINTS)
     if metric.name.startswith("dram_") and metric.name.endswith("_bytes"):
         return dram_rule(cupti, ncu_value, working_set, l2_bytes)
     if metric.name == "l2_hit_rate":
@@ -119,9 +124,11 @@ def l2_read_rows(cupti, ncu_values):
     a = [_number(cupti.get(key)) for key in keys]
     b = [_number(ncu_values.get(catalogue[key].cupti)) for key in keys]
     rows = []
-    for name, of in (("l2_read_lookup_hit_rate", lambda h, m, s: 100 * h / (h + m)),
-                     ("l2_read_hit_rate", lambda h, m, s: h / s),
-                     ("l2_read_lookups_per_sector", lambda h, m, s: (h + m) / s)):
+    for name, of in (
+        ("l2_read_lookup_hit_rate", lambda h, m, s: 100 * h / (h + m)),
+        ("l2_read_hit_rate", lambda h, m, s: h / s),
+        ("l2_read_lookups_per_sector", lambda h, m, s: (h + m) / s),
+    ):
         try:
             x, y = of(*a), of(*b)
         except ZeroDivisionError:
@@ -162,11 +169,9 @@ def crosscheck(cupti_rows, ncu_by_benchmark, l2_bytes=0, sm_count=0):
             if a is None or a != a:  # NaN: this benchmark has no such counter
                 continue
             rule, agree = agreement_rule(metric, a, b, working_set_of(name), l2_bytes, exceptions)
-            table.append({"benchmark": name, "metric": metric.name, "cupti": a, "ncu": b,
-                          "rule": rule, "agree": agree})
+            table.append({"benchmark": name, "metric": metric.name, "cupti": a, "ncu": b, "rule": rule, "agree": agree})
         for metric, a, b, rule, agree in l2_read_rows(cupti, ncu_values):
-            table.append({"benchmark": name, "metric": metric, "cupti": a, "ncu": b,
-                          "rule": rule, "agree": agree})
+            table.append({"benchmark": name, "metric": metric, "cupti": a, "ncu": b, "rule": rule, "agree": agree})
     return table
 
 
@@ -184,12 +189,16 @@ def agreement_markdown(table, classes=()):
     lines = ["| benchmark | metric | CUPTI | ncu | rule | agree |", "|---|---|---:|---:|---|---|"]
     for row in table:
         agree = {True: "yes", False: "NO", None: "-"}[row["agree"]]
-        lines.append(f"| {names.strip_manual_time(row['benchmark'])} | {row['metric']} | "
-                     f"{row['cupti']:.6g} | {row['ncu']:.6g} | {row['rule']} | {agree} |")
+        lines.append(
+            f"| {names.strip_manual_time(row['benchmark'])} | {row['metric']} | "
+            f"{row['cupti']:.6g} | {row['ncu']:.6g} | {row['rule']} | {agree} |"
+        )
     if classes:
         lines += ["", "Classified (their rows say which counters are shown instead of required):", ""]
         lines += [f"- {name}: {why}" for name, why in classes]
     checked = [r for r in table if r["agree"] is not None]
-    lines.append(f"\n{sum(r['agree'] for r in checked)} of {len(checked)} required agreements hold "
-                 f"({len({r['benchmark'] for r in table})} benchmarks).")
+    lines.append(
+        f"\n{sum(r['agree'] for r in checked)} of {len(checked)} required agreements hold "
+        f"({len({r['benchmark'] for r in table})} benchmarks)."
+    )
     return "\n".join(lines)

@@ -1,4 +1,5 @@
 """The cross-check run: gemm-bench's CUPTI counters and ncu's on the same benchmarks (the sessions, the\nrows each side measured, the rule applied; crosscheck.py holds the rule), or an earlier run re-read."""
+
 import subprocess
 
 from gemm_study.data import names
@@ -24,14 +25,22 @@ def run_bench(args, *options):
 
 def select_benchmarks(args):
     """Kernel-only benchmarks tagged crosscheck (and --also-tagged) at the shape, at most --limit."""
-    listing = run_bench(args, "--list", f"--tags={args.tags}", f"--shapes={args.shape}",
-                        f"--precisions={args.precisions}", "--end-to-end=off")
+    listing = run_bench(
+        args,
+        "--list",
+        f"--tags={args.tags}",
+        f"--shapes={args.shape}",
+        f"--precisions={args.precisions}",
+        "--end-to-end=off",
+    )
     also = [t for t in args.also_tagged.split(",") if t]
     chosen = [name for name in ncu.parse_listing(listing, also) if name.startswith("gemm/")]
     if not chosen:
-        raise InputError(f"no benchmark tagged {args.tags}{' and ' + args.also_tagged if also else ''} "
-                         f"at {args.shape} ({args.precisions})")
-    return chosen[:args.limit] if args.limit else chosen
+        raise InputError(
+            f"no benchmark tagged {args.tags}{' and ' + args.also_tagged if also else ''} "
+            f"at {args.shape} ({args.precisions})"
+        )
+    return chosen[: args.limit] if args.limit else chosen
 
 
 def launch_of(variant, row, max_threads_per_sm):
@@ -39,8 +48,14 @@ def launch_of(variant, row, max_threads_per_sm):
     variant's grid, and the blocks its theoretical occupancy puts on an SM; {} without them."""
     grid, threads = variant.get("grid"), variant.get("threads_per_block")
     occupancy = row.get("theoretical_occupancy")
-    if not (isinstance(grid, list) and grid and isinstance(threads, int) and threads > 0
-            and isinstance(occupancy, (int, float)) and max_threads_per_sm > 0):
+    if not (
+        isinstance(grid, list)
+        and grid
+        and isinstance(threads, int)
+        and threads > 0
+        and isinstance(occupancy, (int, float))
+        and max_threads_per_sm > 0
+    ):
         return {}
     blocks = 1
     for edge in grid:
@@ -96,22 +111,46 @@ def measure(args):
     results = args.out / f"cupti_{args.shape}.json"
     # --uncapped: the write-ups' kernels collect counters only up to 1024^3 by default; here
     # every selected benchmark needs them (the filter runs nothing else).
-    run_bench(args, f"--shapes={args.shape}", f"--precisions={args.precisions}", "--end-to-end=off",
-              "--uncapped", "--min-time=0.02", f"--benchmark_filter={ncu.exact_filter(benchmarks)}",
-              f"--benchmark_out={results}", "--benchmark_out_format=json")
+    run_bench(
+        args,
+        f"--shapes={args.shape}",
+        f"--precisions={args.precisions}",
+        "--end-to-end=off",
+        "--uncapped",
+        "--min-time=0.02",
+        f"--benchmark_filter={ncu.exact_filter(benchmarks)}",
+        f"--benchmark_out={results}",
+        "--benchmark_out_format=json",
+    )
     context, cupti = cupti_rows(results)
     l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
     measured, ran = {}, []
     for stem, metrics, replay, control, chosen in sessions(args.shape, benchmarks, context, l2_bytes):
-        rep, cmd = ncu.run_session(args.bench, ncu.exact_filter(chosen), args.shape, args.precisions,
-                                   args.out / stem, metrics=metrics, ncu=tool, cache_control=control,
-                                   replay_mode=replay)
+        rep, cmd = ncu.run_session(
+            args.bench,
+            ncu.exact_filter(chosen),
+            args.shape,
+            args.precisions,
+            args.out / stem,
+            metrics=metrics,
+            ncu=tool,
+            cache_control=control,
+            replay_mode=replay,
+        )
         text = ncu.export_raw(rep, metrics, tool)
         (args.out / f"{stem}.csv").write_text(text)
         rows, reader = ncu.read_kernels(rep, text, tool)
         measured = ncu.merge_by_benchmark(measured, ncu.sum_by_benchmark(rows))
-        ran.append({"report": rep.name, "replay_mode": replay, "cache_control": control,
-                    "benchmarks": len(chosen), "read_with": reader, "command": cmd})
+        ran.append(
+            {
+                "report": rep.name,
+                "replay_mode": replay,
+                "cache_control": control,
+                "benchmarks": len(chosen),
+                "read_with": reader,
+                "command": cmd,
+            }
+        )
     return context, cupti, measured, ran
 
 

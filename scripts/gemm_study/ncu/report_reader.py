@@ -6,6 +6,7 @@ It gives the rows ncu.parse_raw_csv gives for `ncu -i REPORT --csv --page raw --
 base`, one per profiled kernel: its benchmark (from the kernel's NVTX range), its name and every
 numeric metric in base units. Counts are the same numbers; ratios and percentages come at full
 precision, where the CSV prints two decimals."""
+
 import glob
 import importlib
 import shutil
@@ -46,8 +47,10 @@ def load_module(ncu=None):
         except ImportError as error:
             sys.path.remove(str(folder))
             why = f"{folder}: {error}"
-    return None, (f"Nsight Compute's report reader is not importable ({why}): pip install ncu-report, "
-                  "or install Nsight Compute, which ships it under extras/python")
+    return None, (
+        f"Nsight Compute's report reader is not importable ({why}): pip install ncu-report, "
+        "or install Nsight Compute, which ships it under extras/python"
+    )
 
 
 def benchmark_of(action):
@@ -86,8 +89,7 @@ def read_report(path, module):
         report_range = context.range_by_idx(r)
         for a in range(report_range.num_actions()):
             action = report_range.action_by_idx(a)
-            row = {"benchmark": benchmark_of(action),
-                   "kernel": action.name(module.IAction.NameBase_DEMANGLED)}
+            row = {"benchmark": benchmark_of(action), "kernel": action.name(module.IAction.NameBase_DEMANGLED)}
             row.update(_numeric_metrics(action))
             rows.append(row)
     if not rows:

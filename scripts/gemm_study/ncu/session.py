@@ -1,6 +1,7 @@
 """Nsight Compute sessions over gemm-bench --profile, selected by NVTX ranges, their reports read
 back (Nsight Compute's own reader where it is installed, the CSV export otherwise), and the L2
 state the cross-check's ncu sessions must reproduce (crosscheck.py holds the rule itself)."""
+
 import csv
 import glob
 import io
@@ -25,8 +26,14 @@ CACHE_CONTROL = {"warm": "none", "cold": "all"}
 # read A and B from HBM again under --cache-control none), so these are profiled in a session of
 # their own with application replay: each pass is a run of gemm-bench --profile, whose profiled
 # launch follows one unprofiled launch of the same kernel, and sees L2 as that launch left it.
-CACHE_STATE_METRICS = ("dram_read_bytes", "dram_write_bytes", "l2_hit_rate", "l2_read_hits",
-                       "l2_read_misses", "l2_read_sectors")
+CACHE_STATE_METRICS = (
+    "dram_read_bytes",
+    "dram_write_bytes",
+    "l2_hit_rate",
+    "l2_read_hits",
+    "l2_read_misses",
+    "l2_read_sectors",
+)
 # What gemm-bench's context l2_state_detail says when it warms L2 before a counter pass only
 # where A, B and C fit in L2 (bench/main.cpp).
 WARMS_ONLY_WHAT_FITS = "fit in L2"
@@ -138,11 +145,12 @@ def merge_by_benchmark(base, override):
 
 def _check_ncu_output(returncode, output, what):
     if "ERR_NVGPUCTRPERM" in output or "does not have permission" in output:
-        raise ExternalToolError(f"{what}: ncu cannot read the GPU performance counters "
-                                "(ERR_NVGPUCTRPERM): run as root or allow profiling for all users")
+        raise ExternalToolError(
+            f"{what}: ncu cannot read the GPU performance counters "
+            "(ERR_NVGPUCTRPERM): run as root or allow profiling for all users"
+        )
     if "LibraryNotLoaded" in output or "Failed to initialize the profiler" in output:
-        raise ExternalToolError(f"{what}: ncu could not start its profiler on this machine: "
-                                f"{last_line(output)}")
+        raise ExternalToolError(f"{what}: ncu could not start its profiler on this machine: {last_line(output)}")
     if returncode != 0:
         raise ExternalToolError(f"{what}: ncu exited with {returncode}: {last_line(output)}")
 
@@ -152,23 +160,52 @@ def last_line(output):
     return lines[-1].strip() if lines else "(no output)"
 
 
-def run_session(bench, benchmark_filter, shapes, precisions, out_stem, metrics=None,
-                ncu_set=None, sections=(), clock_control="none", ncu=None, cache_control="none",
-                replay_mode="kernel"):
+def run_session(
+    bench,
+    benchmark_filter,
+    shapes,
+    precisions,
+    out_stem,
+    metrics=None,
+    ncu_set=None,
+    sections=(),
+    clock_control="none",
+    ncu=None,
+    cache_control="none",
+    replay_mode="kernel",
+):
     """Profiles every benchmark matching the filter, one launch each (its 'timed' range).
     Returns the .ncu-rep path and the command line that was run."""
     ncu = check_tools(bench, ncu)
-    cmd = [ncu, "--nvtx", "--nvtx-include", r"regex:gemm@gemm.*/timed/",
-           "--clock-control", clock_control, "--cache-control", cache_control,
-           "--replay-mode", replay_mode, "-o", str(out_stem), "-f"]
+    cmd = [
+        ncu,
+        "--nvtx",
+        "--nvtx-include",
+        r"regex:gemm@gemm.*/timed/",
+        "--clock-control",
+        clock_control,
+        "--cache-control",
+        cache_control,
+        "--replay-mode",
+        replay_mode,
+        "-o",
+        str(out_stem),
+        "-f",
+    ]
     if ncu_set:
         cmd += ["--set", ncu_set]
     for section in sections:
         cmd += ["--section", section]
     if metrics or not (ncu_set or sections):
         cmd += ["--metrics", ",".join(metrics or default_metrics())]
-    cmd += [str(bench), "--profile", f"--shapes={shapes}", f"--precisions={precisions}",
-            "--end-to-end=off", f"--benchmark_filter={benchmark_filter}"]
+    cmd += [
+        str(bench),
+        "--profile",
+        f"--shapes={shapes}",
+        f"--precisions={precisions}",
+        "--end-to-end=off",
+        f"--benchmark_filter={benchmark_filter}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     _check_ncu_output(proc.returncode, proc.stdout + proc.stderr, "ncu session")
     rep = Path(str(out_stem) + ".ncu-rep")
@@ -210,8 +247,10 @@ def parse_raw_csv(text):
         record = dict(zip(header, values))
         nvtx = " ".join(v for k, v in record.items() if "Range" in k)
         match = RANGE_IN_NVTX.search(nvtx)
-        out = {"benchmark": benchmark_from_range(match.group(1)) if match else None,
-               "kernel": record.get("Kernel Name", "")}
+        out = {
+            "benchmark": benchmark_from_range(match.group(1)) if match else None,
+            "kernel": record.get("Kernel Name", ""),
+        }
         for key, value in record.items():
             if "__" in key:
                 try:

@@ -9,6 +9,7 @@ with the account's limiter. The account's own counters, as ncu percentages (acco
 are collected beside the section so that every unit has a value even where the breakdown names
 it differently. A breakdown metric that maps to no unit (an LSU input queue, the branch unit)
 is shown as ncu's top metric when it is the largest, not counted as a disagreement."""
+
 from dataclasses import dataclass
 
 from gemm_study.analysis import account
@@ -32,11 +33,19 @@ UNIT_OF = (
     ("sm__issue_active", "issue"),
 )
 # The sections' own roll-ups: the maxima of the breakdowns, not units.
-ROLL_UPS = ("sm__throughput", "gpu__compute_memory_throughput", "gpu__dram_throughput", "l1tex__throughput",
-            "lts__throughput", "dram__throughput")
+ROLL_UPS = (
+    "sm__throughput",
+    "gpu__compute_memory_throughput",
+    "gpu__dram_throughput",
+    "l1tex__throughput",
+    "lts__throughput",
+    "dram__throughput",
+)
 NCU_SECTIONS = ("SpeedOfLight",)
-BREAKDOWNS = ("breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed",
-              "breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+BREAKDOWNS = (
+    "breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+)
 
 
 def account_metrics():
@@ -56,13 +65,13 @@ def unit_of(metric):
 @dataclass
 class Check:
     benchmark: str
-    limiter: str           # the account's ('' without an account)
-    share: float           # its time at peak over the measured time
-    ncu_unit: str          # ncu's busiest unit
+    limiter: str  # the account's ('' without an account)
+    share: float  # its time at peak over the measured time
+    ncu_unit: str  # ncu's busiest unit
     ncu_pct: float
-    top_metric: str        # ncu's largest throughput metric of any kind
+    top_metric: str  # ncu's largest throughput metric of any kind
     top_pct: float
-    reason: str = ""       # why there is no comparison
+    reason: str = ""  # why there is no comparison
 
     @property
     def agree(self):
@@ -89,21 +98,34 @@ def check(name, row, acc, values):
     if acc.reason:
         return Check(name, "", float("nan"), "", float("nan"), top_metric, top_pct, f"no account: {acc.reason}")
     if not units:
-        return Check(name, acc.limiter, acc.share(acc.limiter), "", float("nan"), top_metric, top_pct,
-                     "no throughput metric of ncu maps to a unit (was the SpeedOfLight section collected?)")
+        return Check(
+            name,
+            acc.limiter,
+            acc.share(acc.limiter),
+            "",
+            float("nan"),
+            top_metric,
+            top_pct,
+            "no throughput metric of ncu maps to a unit (was the SpeedOfLight section collected?)",
+        )
     ncu_unit = max(units, key=units.get)
     return Check(name, acc.limiter, acc.share(acc.limiter), ncu_unit, units[ncu_unit], top_metric, top_pct)
 
 
 def markdown(checks):
-    lines = ["| benchmark | account: limiter (time at peak / measured) | ncu: busiest unit (% of peak) | "
-             "ncu: largest throughput metric | agree |", "|---|---|---|---|---|"]
+    lines = [
+        "| benchmark | account: limiter (time at peak / measured) | ncu: busiest unit (% of peak) | "
+        "ncu: largest throughput metric | agree |",
+        "|---|---|---|---|---|",
+    ]
     for c in checks:
         agree = {True: "yes", False: "NO", None: "-"}[c.agree]
         ours = f"{account.BY_KEY[c.limiter].label} ({c.share:.0%})" if c.limiter else c.reason
         theirs = f"{account.BY_KEY[c.ncu_unit].label} ({c.ncu_pct:.0f}%)" if c.ncu_unit else "-"
         lines.append(f"| {c.benchmark} | {ours} | {theirs} | {c.top_metric} ({c.top_pct:.0f}%) | {agree} |")
     compared = [c for c in checks if c.agree is not None]
-    lines.append(f"\n{sum(c.agree for c in compared)} of {len(compared)} limiters agree with ncu's "
-                 f"Speed-of-Light breakdown ({len(checks) - len(compared)} benchmarks not compared).")
+    lines.append(
+        f"\n{sum(c.agree for c in compared)} of {len(compared)} limiters agree with ncu's "
+        f"Speed-of-Light breakdown ({len(checks) - len(compared)} benchmarks not compared)."
+    )
     return "\n".join(lines)

@@ -16,6 +16,7 @@ The rule (one benchmark, per-repetition samples on each side):
 Counters are compared whatever the time verdict (counter_changes); counter_regressions says which
 changes fail: a guarded counter worse, or an exact count worse while the time did not get faster.
 Exit status: 0 no regression, 1 regression, 2 bad input."""
+
 import dataclasses
 import math
 from dataclasses import dataclass, field
@@ -30,8 +31,14 @@ from gemm_study.data.results import load_run
 from gemm_study.ncu.crosscheck import SPIN_DEPENDENT
 from gemm_study.regression.guards import guarded
 
-CONTEXT_KEYS = ["gpu_name", "cuda_driver_version", "cuda_runtime_version",
-                "gpu_max_sm_clock_mhz", "gpu_memory_clock_mhz", "l2_state"]
+CONTEXT_KEYS = [
+    "gpu_name",
+    "cuda_driver_version",
+    "cuda_runtime_version",
+    "gpu_max_sm_clock_mhz",
+    "gpu_memory_clock_mhz",
+    "l2_state",
+]
 REGRESSION_VERDICTS = {"SLOWER", "FAILED"}
 # Fewer repetitions on either side give no verdict but SAME or TOO_FEW (the spread of 3 values
 # says little, and 3 vs 3 cannot reach p < 0.05 anyway).
@@ -41,21 +48,22 @@ STRICT_VERDICTS = {"UNSURE", "TOO_FEW", "MISSING"}
 
 @dataclass
 class Settings:
-    min_effect: float = 0.03       # relative change that matters, whatever the noise
-    alpha: float = 0.05            # one-sided Mann-Whitney U significance
-    noise_factor: float = 3.0      # k: a change must exceed k x the pooled noise
-    drift: float = 0.01            # between-run allowance: relative SD of one run's level
-    time_drift: float = None       # histories: the allowance for series in time (None: drift)
-    statistic: str = "auto"        # auto (cycles where both sides have clocks) | cycles | time
+    min_effect: float = 0.03  # relative change that matters, whatever the noise
+    alpha: float = 0.05  # one-sided Mann-Whitney U significance
+    noise_factor: float = 3.0  # k: a change must exceed k x the pooled noise
+    drift: float = 0.01  # between-run allowance: relative SD of one run's level
+    time_drift: float = None  # histories: the allowance for series in time (None: drift)
+    statistic: str = "auto"  # auto (cycles where both sides have clocks) | cycles | time
     count_tolerance: float = 0.001  # relative change of an exact count that is flagged
-    counter_effect: float = 0.10   # relative change of a noisy counter that is flagged
+    counter_effect: float = 0.10  # relative change of a noisy counter that is flagged
     allow_context_mismatch: bool = False
     family_aliases: dict = field(default_factory=dict)  # candidate family -> baseline family
-    time_only: bool = False        # skip counters (e.g. comparing counters on against off)
-    strict: bool = False           # UNSURE, TOO_FEW and MISSING fail too
+    time_only: bool = False  # skip counters (e.g. comparing counters on against off)
+    strict: bool = False  # UNSURE, TOO_FEW and MISSING fail too
 
 
 # ----------------------------------------------------------------------------- the rule
+
 
 def spread(samples):
     """Robust relative SD of one sample: IQR / median / 1.349 (0 for fewer than 2)."""
@@ -97,7 +105,7 @@ def verdict(base, cand, settings, p_values=True, runs=(1, 1)):
     base_med, cand_med = float(np.median(base)), float(np.median(cand))
     change = cand_med / base_med - 1.0
     s_base, s_cand = spread(base), spread(cand)
-    noise = math.sqrt(s_base ** 2 + s_cand ** 2 + settings.drift ** 2 * (1 / runs[0] + 1 / runs[1]))
+    noise = math.sqrt(s_base**2 + s_cand**2 + settings.drift**2 * (1 / runs[0] + 1 / runs[1]))
     threshold = max(settings.min_effect, settings.noise_factor * noise)
     beyond = abs(change) > threshold
     reachable = test_reachable(len(base), len(cand), settings.alpha)
@@ -113,10 +121,20 @@ def verdict(base, cand, settings, p_values=True, runs=(1, 1)):
         word = "UNSURE"
     else:
         word = "SLOWER" if change > 0 else "FASTER"
-    return {"verdict": word, "base": base_med, "cand": cand_med, "change": change,
-            "noise_base": s_base, "noise_cand": s_cand, "threshold": threshold,
-            "p_slower": p_slower, "p_faster": p_faster, "test_reachable": reachable,
-            "n_base": len(base), "n_cand": len(cand)}
+    return {
+        "verdict": word,
+        "base": base_med,
+        "cand": cand_med,
+        "change": change,
+        "noise_base": s_base,
+        "noise_cand": s_cand,
+        "threshold": threshold,
+        "p_slower": p_slower,
+        "p_faster": p_faster,
+        "test_reachable": reachable,
+        "n_base": len(base),
+        "n_cand": len(cand),
+    }
 
 
 def counter_verdict(metric, base, cand, settings):
@@ -136,14 +154,21 @@ def counter_verdict(metric, base, cand, settings):
 
 # ----------------------------------------------------------------------------- two runs
 
+
 def check_context(base_ctx, cand_ctx, allow_mismatch, paths):
     """The context differences of two runs (GPU, driver, CUDA, clocks, L2 state); InputError
     naming both files unless a mismatch is allowed."""
-    problems = [f"{key}: {base_ctx.get(key)!r} vs {cand_ctx.get(key)!r}"
-                for key in CONTEXT_KEYS if base_ctx.get(key) != cand_ctx.get(key)]
+    problems = [
+        f"{key}: {base_ctx.get(key)!r} vs {cand_ctx.get(key)!r}"
+        for key in CONTEXT_KEYS
+        if base_ctx.get(key) != cand_ctx.get(key)
+    ]
     if problems and not allow_mismatch:
-        raise InputError("{} and {}: the runs were not made in the same context (".format(*paths) +
-                         "; ".join(problems) + "); pass --allow-context-mismatch to compare anyway")
+        raise InputError(
+            "{} and {}: the runs were not made in the same context (".format(*paths)
+            + "; ".join(problems)
+            + "); pass --allow-context-mismatch to compare anyway"
+        )
     return problems
 
 
@@ -161,8 +186,10 @@ def _apply_aliases(base, cand, aliases, base_path, cand_path):
         for path, run, family in ((cand_path, cand, cand_family), (base_path, base, base_family)):
             if not any(b.family == family for b in run.values()):
                 known = ", ".join(sorted({b.family for b in run.values()}))
-                raise InputError(f"--alias {cand_family}={base_family}: no benchmark of family "
-                                 f"{family!r} in {path} (families there: {known})")
+                raise InputError(
+                    f"--alias {cand_family}={base_family}: no benchmark of family "
+                    f"{family!r} in {path} (families there: {known})"
+                )
     base = {n: b for n, b in base.items() if b.family in set(aliases.values())}
     renamed = {}
     for name, bench in cand.items():
@@ -179,8 +206,10 @@ def statistic_of(name, b, c, settings):
     else 'ms'; InputError for --statistic cycles without clocks."""
     clocks = bool(b.cycles and c.cycles)
     if settings.statistic == "cycles" and not clocks:
-        raise InputError(f"{name}: --statistic cycles, but sm_clock_mhz is missing on the "
-                         f"{'baseline' if not b.cycles else 'candidate'} side")
+        raise InputError(
+            f"{name}: --statistic cycles, but sm_clock_mhz is missing on the "
+            f"{'baseline' if not b.cycles else 'candidate'} side"
+        )
     return "kcycles" if clocks and settings.statistic != "time" else "ms"
 
 
@@ -226,8 +255,7 @@ def counter_regressions(family, counters, time_verdict):
 def compare_benchmark(name, b, c, settings, catalogue):
     row = {"name": name, "family": b.family, "counters": {}, "counter_regressions": []}
     if c.errors:
-        row.update(verdict="FAILED", error=c.errors[0], errored_repetitions=len(c.errors),
-                   base_failed=bool(b.errors))
+        row.update(verdict="FAILED", error=c.errors[0], errored_repetitions=len(c.errors), base_failed=bool(b.errors))
         return row
     if b.errors:
         row.update(verdict="BASE_FAILED", error=b.errors[0])
@@ -244,8 +272,7 @@ def compare_benchmark(name, b, c, settings, catalogue):
     row["slowdown"] = sorted(b.slowdown | c.slowdown)
     if settings.time_only:
         return row
-    row["counters"] = counter_changes(b.counters, c.counters, settings, catalogue,
-                                      spins=b.spins or c.spins)
+    row["counters"] = counter_changes(b.counters, c.counters, settings, catalogue, spins=b.spins or c.spins)
     row["counter_regressions"] = counter_regressions(b.family, row["counters"], row["verdict"])
     return row
 
@@ -257,22 +284,28 @@ def method_notes(base_path, base, cand_path, cand, rows, settings):
     clocked = [(path, any(b.cycles for b in run.values())) for path, run in ((base_path, base), (cand_path, cand))]
     for path, has in clocked:
         if not has:
-            notes.append(f"{path}: no sm_clock_mhz recorded: times compared, not cycles "
-                         f"(drift allowance {settings.drift:.1%} per run)")
+            notes.append(
+                f"{path}: no sm_clock_mhz recorded: times compared, not cycles "
+                f"(drift allowance {settings.drift:.1%} per run)"
+            )
     if clocked[0][1] != clocked[1][1]:
         notes.append("sm_clock_mhz recorded on one side only: every benchmark compared in time, not cycles")
     fields = {tuple(r["time_fields"]) for r in rows if "time_fields" in r}
     for base_field, cand_field in sorted(fields):
         if base_field != cand_field:
-            notes.append(f"the baseline's time is {TIME_FIELD_TEXT[base_field]}, the candidate's "
-                         f"{TIME_FIELD_TEXT[cand_field]}: a median against a mean")
+            notes.append(
+                f"the baseline's time is {TIME_FIELD_TEXT[base_field]}, the candidate's "
+                f"{TIME_FIELD_TEXT[cand_field]}: a median against a mean"
+            )
     if fields and all(f == ("real_time", "real_time") for f in fields):
         notes.append("neither file has median_ms: compared Google Benchmark's mean real_time")
     return notes
 
 
-TIME_FIELD_TEXT = {"median_ms": "median_ms (the median launch time)",
-                   "real_time": "real_time (Google Benchmark's mean)"}
+TIME_FIELD_TEXT = {
+    "median_ms": "median_ms (the median launch time)",
+    "real_time": "real_time (Google Benchmark's mean)",
+}
 
 
 def compare_runs(base_path, base_run, cand_path, cand_run, settings):
@@ -289,8 +322,13 @@ def compare_runs(base_path, base_run, cand_path, cand_run, settings):
             new = cand[name]
             row = {"name": name, "family": new.family, "verdict": "NEW", "counters": {}}
             if new.errors:  # new and broken: a regression like any other failure
-                row.update(verdict="FAILED", error=new.errors[0], errored_repetitions=len(new.errors),
-                           base_failed=False, new=True)
+                row.update(
+                    verdict="FAILED",
+                    error=new.errors[0],
+                    errored_repetitions=len(new.errors),
+                    base_failed=False,
+                    new=True,
+                )
             rows.append(row)
         else:
             row = compare_benchmark(name, base[name], cand[name], settings, catalogue)
@@ -299,11 +337,16 @@ def compare_runs(base_path, base_run, cand_path, cand_run, settings):
             rows.append(row)
     fail = REGRESSION_VERDICTS | (STRICT_VERDICTS if settings.strict else set())
     regressions = [r["name"] for r in rows if r["verdict"] in fail or r.get("counter_regressions")]
-    return {"base": str(base_path), "candidate": str(cand_path), "context_warnings": warnings,
-            "notes": method_notes(base_path, base, cand_path, cand, rows, settings),
-            "settings": dict(settings.__dict__), "benchmarks": rows,
-            "family_geomean_ratio": {f: float(np.exp(np.mean(np.log(r)))) for f, r in families.items()},
-            "regressions": regressions}
+    return {
+        "base": str(base_path),
+        "candidate": str(cand_path),
+        "context_warnings": warnings,
+        "notes": method_notes(base_path, base, cand_path, cand, rows, settings),
+        "settings": dict(settings.__dict__),
+        "benchmarks": rows,
+        "family_geomean_ratio": {f: float(np.exp(np.mean(np.log(r)))) for f, r in families.items()},
+        "regressions": regressions,
+    }
 
 
 def compare_files(base_path, cand_path, settings):
@@ -312,29 +355,37 @@ def compare_files(base_path, cand_path, settings):
 
 # ----------------------------------------------------------------------------- markdown
 
+
 def _counter_text(counters, exact, regressions=()):
-    return ", ".join(f"{k} {v['verdict']} ({significant(v['base'])} -> {significant(v['cand'])})"
-                     + (" [regression]" if k in regressions else "")
-                     for k, v in counters.items() if (v["stability"] == "exact") == exact)
+    return ", ".join(
+        f"{k} {v['verdict']} ({significant(v['base'])} -> {significant(v['cand'])})"
+        + (" [regression]" if k in regressions else "")
+        for k, v in counters.items()
+        if (v["stability"] == "exact") == exact
+    )
 
 
 def rule_text(s):
-    return (f"SLOWER/FASTER: change in {'cycles (time x SM clock) where both sides recorded clocks, else ' if s['statistic'] == 'auto' else ''}"
-            f"{'cycles' if s['statistic'] == 'cycles' else 'median_ms'} beyond max({s['min_effect']:.0%}, "
-            f"{s['noise_factor']:g} x noise), noise = sqrt(IQR-spread base^2 + cand^2 + 2 x {s['drift']:.1%} "
-            f"drift^2), one-sided Mann-Whitney p < {s['alpha']:g}, and at least {MIN_REPETITIONS} repetitions "
-            f"per side. Exact counts flagged beyond {s['count_tolerance']:.1%}, noisy counters beyond "
-            f"{s['counter_effect']:.0%}; a counter is a regression where it is guarded for the family "
-            "(guards.tsv) and got worse, or is an exact count that got worse while the time did not get faster."
-            + (" --strict: UNSURE, TOO_FEW and MISSING fail." if s["strict"] else ""))
+    return (
+        f"SLOWER/FASTER: change in {'cycles (time x SM clock) where both sides recorded clocks, else ' if s['statistic'] == 'auto' else ''}"
+        f"{'cycles' if s['statistic'] == 'cycles' else 'median_ms'} beyond max({s['min_effect']:.0%}, "
+        f"{s['noise_factor']:g} x noise), noise = sqrt(IQR-spread base^2 + cand^2 + 2 x {s['drift']:.1%} "
+        f"drift^2), one-sided Mann-Whitney p < {s['alpha']:g}, and at least {MIN_REPETITIONS} repetitions "
+        f"per side. Exact counts flagged beyond {s['count_tolerance']:.1%}, noisy counters beyond "
+        f"{s['counter_effect']:.0%}; a counter is a regression where it is guarded for the family "
+        "(guards.tsv) and got worse, or is an exact count that got worse while the time did not get faster."
+        + (" --strict: UNSURE, TOO_FEW and MISSING fail." if s["strict"] else "")
+    )
 
 
 def to_markdown(result):
     lines = [f"**WARNING: context differs: {w}**\n" for w in result["context_warnings"]]
     lines += [f"Note: {n}\n" for n in result["notes"]]
     lines.append(rule_text(result["settings"]) + "\n")
-    lines.append("| benchmark | verdict | statistic | base | cand | change | threshold | p (slower) | n | "
-                 "clock change | exact counts | other counters |")
+    lines.append(
+        "| benchmark | verdict | statistic | base | cand | change | threshold | p (slower) | n | "
+        "clock change | exact counts | other counters |"
+    )
     lines.append("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|")
     for r in result["benchmarks"]:
         if "change" not in r:
@@ -343,11 +394,13 @@ def to_markdown(result):
             continue
         flag = " (throttled: " + ", ".join(r["throttled"]) + ")" if r["throttled"] else ""
         clock = "-" if r["clock_change"] is None else f"{r['clock_change']:+.1%}"
-        lines.append(f"| {r['name']} | {r['verdict']}{flag} | {r['statistic']} | {r['base']:.4g} | "
-                     f"{r['cand']:.4g} | {r['change']:+.1%} | {r['threshold']:.1%} | {significant(r['p_slower'], 2)} | "
-                     f"{r['n_base']}/{r['n_cand']} | {clock} | "
-                     f"{_counter_text(r['counters'], True, r['counter_regressions'])} | "
-                     f"{_counter_text(r['counters'], False, r['counter_regressions'])} |")
+        lines.append(
+            f"| {r['name']} | {r['verdict']}{flag} | {r['statistic']} | {r['base']:.4g} | "
+            f"{r['cand']:.4g} | {r['change']:+.1%} | {r['threshold']:.1%} | {significant(r['p_slower'], 2)} | "
+            f"{r['n_base']}/{r['n_cand']} | {clock} | "
+            f"{_counter_text(r['counters'], True, r['counter_regressions'])} | "
+            f"{_counter_text(r['counters'], False, r['counter_regressions'])} |"
+        )
     lines.append("\n| family | geometric mean of the ratio (candidate / base) |")
     lines.append("|---|---:|")
     lines += [f"| {f} | {ratio:.3f} |" for f, ratio in sorted(result["family_geomean_ratio"].items())]
@@ -364,8 +417,11 @@ def throttle_lines(rows):
         return []
     reasons = sorted({reason for r in throttled for reason in r.get("slowdown", ())})
     compared = sum(1 for r in rows if "change" in r)
-    return [f"Clock throttled: {len(throttled)} of {compared} benchmarks had slowed-clock samples"
-            + (f" ({', '.join(reasons)})" if reasons else "") + "; cycles discount the clock, times do not"]
+    return [
+        f"Clock throttled: {len(throttled)} of {compared} benchmarks had slowed-clock samples"
+        + (f" ({', '.join(reasons)})" if reasons else "")
+        + "; cycles discount the clock, times do not"
+    ]
 
 
 def summary_lines(result):
@@ -380,18 +436,24 @@ def summary_lines(result):
             if v["stability"] == "exact" and v["verdict"] != "MISSING":
                 exact[k, v["verdict"]] = exact.get((k, v["verdict"]), 0) + 1
     if exact:
-        out.append("Exact counts that changed (benchmarks): " +
-                   ", ".join(f"{k} {v} in {n}" for (k, v), n in sorted(exact.items())))
+        out.append(
+            "Exact counts that changed (benchmarks): "
+            + ", ".join(f"{k} {v} in {n}" for (k, v), n in sorted(exact.items()))
+        )
     unreachable = sorted({(r["n_base"], r["n_cand"]) for r in rows if r.get("test_reachable") is False})
     if unreachable:
         count = sum(1 for r in rows if r.get("test_reachable") is False)
-        out.append(f"Too few repetitions: for {count} benchmarks ({', '.join(f'{a} vs {b}' for a, b in unreachable)} "
-                   f"repetitions) fewer than {MIN_REPETITIONS} per side or a rank test that cannot reach "
-                   f"p < {alpha:g}: no SLOWER is possible there")
+        out.append(
+            f"Too few repetitions: for {count} benchmarks ({', '.join(f'{a} vs {b}' for a, b in unreachable)} "
+            f"repetitions) fewer than {MIN_REPETITIONS} per side or a rank test that cannot reach "
+            f"p < {alpha:g}: no SLOWER is possible there"
+        )
     for r in rows:
         if r["verdict"] in ("FAILED", "BASE_FAILED"):
             out.append(f"{r['verdict']}: {r['name']}: {r['error']}")
     out += throttle_lines(rows)
-    out.append(f"Regressions: {len(result['regressions'])}" +
-               ("" if not result["regressions"] else " (" + ", ".join(result["regressions"]) + ")"))
+    out.append(
+        f"Regressions: {len(result['regressions'])}"
+        + ("" if not result["regressions"] else " (" + ", ".join(result["regressions"]) + ")")
+    )
     return out

@@ -4,6 +4,7 @@ the revisions with the interquartile band of the repetitions and the change poin
 table of the open regressions with the command that profiles each bad revision in Nsight
 Compute. Everything is inline (CSS and SVG, no script, no font or file fetched), so the page
 reads from the file system without a server or a network."""
+
 import html
 import math
 
@@ -37,22 +38,28 @@ def page(history):
     runs = history["runs"]
     open_ones = [e for e in history["regressions"] if e["open"]]
     title = f"Regression dashboard: {history['gpu']}"
-    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>",
-             f"<p>{len(runs)} revisions, ordered {_e(history['order'])}: "
-             f"{_e(runs[0]['label'])} ({_e(runs[0]['date'] or '-')}) to {_e(runs[-1]['label'])} "
-             f"({_e(runs[-1]['date'] or '-')}). {len(history['series'])} benchmarks.</p>",
-             _summary(open_ones), "<h2>Open regressions</h2>", _open_table(open_ones),
-             "<h2>Recovered regressions</h2>", _recovered_table([e for e in history["regressions"] if not e["open"]]),
-             "<h2>Benchmarks</h2>",
-             "<p class=\"legend\">Each panel: the median of the repetitions per revision, the band from the 25th to "
-             "the 75th percentile; dashed lines: change points (red slower, green faster) before the revision "
-             "they start at; x: the benchmark failed at that revision; a gap: it did not run.</p>"]
+    parts = [
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f"<p>{len(runs)} revisions, ordered {_e(history['order'])}: "
+        f"{_e(runs[0]['label'])} ({_e(runs[0]['date'] or '-')}) to {_e(runs[-1]['label'])} "
+        f"({_e(runs[-1]['date'] or '-')}). {len(history['series'])} benchmarks.</p>",
+        _summary(open_ones),
+        "<h2>Open regressions</h2>",
+        _open_table(open_ones),
+        "<h2>Recovered regressions</h2>",
+        _recovered_table([e for e in history["regressions"] if not e["open"]]),
+        "<h2>Benchmarks</h2>",
+        '<p class="legend">Each panel: the median of the repetitions per revision, the band from the 25th to '
+        "the 75th percentile; dashed lines: change points (red slower, green faster) before the revision "
+        "they start at; x: the benchmark failed at that revision; a gap: it did not run.</p>",
+    ]
     families = {}
     for name, series in history["series"].items():
         families.setdefault(series["family"], []).append((name, series))
     for family, members in sorted(families.items()):
-        parts.append(f"<h3 id=\"family-{_e(family)}\">{_e(family)}</h3>")
+        parts.append(f'<h3 id="family-{_e(family)}">{_e(family)}</h3>')
         parts += [_benchmark(name, series, runs) for name, series in members]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -64,40 +71,53 @@ def _e(text):
 
 def _summary(open_ones):
     if not open_ones:
-        return "<p id=\"verdict\" class=\"none\">No open regression.</p>"
-    return f"<p id=\"verdict\" class=\"open\">{len(open_ones)} open regression(s).</p>"
+        return '<p id="verdict" class="none">No open regression.</p>'
+    return f'<p id="verdict" class="open">{len(open_ones)} open regression(s).</p>'
 
 
 def _open_table(entries):
     if not entries:
-        return "<p id=\"open-regressions\" class=\"none\">None.</p>"
-    rows = ["<table id=\"open-regressions\"><tr><th>benchmark</th><th>first bad revision</th><th>last good</th>"
-            "<th>what</th><th>counters that stepped with it</th><th>profile the bad revision</th></tr>"]
+        return '<p id="open-regressions" class="none">None.</p>'
+    rows = [
+        '<table id="open-regressions"><tr><th>benchmark</th><th>first bad revision</th><th>last good</th>'
+        "<th>what</th><th>counters that stepped with it</th><th>profile the bad revision</th></tr>"
+    ]
     for e in entries:
         gap = f" ({_e(', '.join(e['gap']))} between)" if e["gap"] else ""
-        rows.append(f"<tr class=\"regression\"><td>{_e(e['benchmark'])}</td><td>{_e(e['first_revision'])}</td>"
-                    f"<td>{_e(e['last_good'] or '-')}{gap}</td><td>{_e(e['what'])}</td>"
-                    f"<td>{_e(e['counters'] or '-')}</td><td><code>{_e(e['ncu'])}</code></td></tr>")
+        rows.append(
+            f'<tr class="regression"><td>{_e(e["benchmark"])}</td><td>{_e(e["first_revision"])}</td>'
+            f"<td>{_e(e['last_good'] or '-')}{gap}</td><td>{_e(e['what'])}</td>"
+            f"<td>{_e(e['counters'] or '-')}</td><td><code>{_e(e['ncu'])}</code></td></tr>"
+        )
     return "\n".join(rows + ["</table>"])
 
 
 def _recovered_table(entries):
     if not entries:
-        return "<p id=\"recovered-regressions\">None.</p>"
-    rows = ["<table id=\"recovered-regressions\"><tr><th>benchmark</th><th>first bad revision</th><th>what</th>"
-            "<th>recovered at</th></tr>"]
-    rows += [f"<tr><td>{_e(e['benchmark'])}</td><td>{_e(e['first_revision'])}</td><td>{_e(e['what'])}</td>"
-             f"<td>{_e(e['recovered'])}</td></tr>" for e in entries]
+        return '<p id="recovered-regressions">None.</p>'
+    rows = [
+        '<table id="recovered-regressions"><tr><th>benchmark</th><th>first bad revision</th><th>what</th>'
+        "<th>recovered at</th></tr>"
+    ]
+    rows += [
+        f"<tr><td>{_e(e['benchmark'])}</td><td>{_e(e['first_revision'])}</td><td>{_e(e['what'])}</td>"
+        f"<td>{_e(e['recovered'])}</td></tr>"
+        for e in entries
+    ]
     return "\n".join(rows + ["</table>"])
 
 
 def _benchmark(name, series, runs):
     short = name.removeprefix("gemm/").removesuffix("/manual_time")
     unit = {"kcycles": "thousand SM cycles", "ms": "ms"}[series["statistic"]]
-    panels = [_plot([p["band"] for p in series["points"]], series, runs, f"{unit} (lower is better)", "statistic"),
-              _plot([p["gflops"] for p in series["points"]], series, runs, "GFLOP/s (higher is better)", "gflops")]
-    return (f"<div class=\"benchmark\" data-name=\"{_e(name)}\"><h3>{_e(short)}</h3>"
-            f"<div class=\"plots\">{''.join(panels)}</div></div>")
+    panels = [
+        _plot([p["band"] for p in series["points"]], series, runs, f"{unit} (lower is better)", "statistic"),
+        _plot([p["gflops"] for p in series["points"]], series, runs, "GFLOP/s (higher is better)", "gflops"),
+    ]
+    return (
+        f'<div class="benchmark" data-name="{_e(name)}"><h3>{_e(short)}</h3>'
+        f'<div class="plots">{"".join(panels)}</div></div>'
+    )
 
 
 def _finite(values):
@@ -113,37 +133,47 @@ def _plot(bands, series, runs, label, kind):
     low, high = min(low, middle * 0.985), max(high, middle * 1.015)  # at least +-1.5%: drift looks its size
     x = lambda i: PAD_LEFT + (WIDTH - PAD_LEFT - PAD_RIGHT) * (i + 0.5) / count
     y = lambda v: PAD_TOP + (HEIGHT - PAD_TOP - PAD_BOTTOM) * (high - v) / (high - low)
-    out = [f"<svg class=\"plot {kind}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" "
-           f"role=\"img\" aria-label=\"{_e(label)}\">",
-           f"<text x=\"4\" y=\"11\">{_e(label)}</text>",
-           f"<text x=\"{PAD_LEFT - 4}\" y=\"{PAD_TOP + 4}\" text-anchor=\"end\">{_e(significant(high, 5))}</text>",
-           f"<text x=\"{PAD_LEFT - 4}\" y=\"{HEIGHT - PAD_BOTTOM}\" text-anchor=\"end\">{_e(significant(low, 5))}</text>"]
+    out = [
+        f'<svg class="plot {kind}" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'role="img" aria-label="{_e(label)}">',
+        f'<text x="4" y="11">{_e(label)}</text>',
+        f'<text x="{PAD_LEFT - 4}" y="{PAD_TOP + 4}" text-anchor="end">{_e(significant(high, 5))}</text>',
+        f'<text x="{PAD_LEFT - 4}" y="{HEIGHT - PAD_BOTTOM}" text-anchor="end">{_e(significant(low, 5))}</text>',
+    ]
     for run in _runs_of_points(bands):
         upper = " ".join(f"{x(i):.1f},{y(bands[i][2]):.1f}" for i in run)
         lower = " ".join(f"{x(i):.1f},{y(bands[i][0]):.1f}" for i in reversed(run))
-        out.append(f"<polygon class=\"band\" points=\"{upper} {lower}\"/>")
-        out.append(f"<polyline class=\"median\" points=\"{' '.join(f'{x(i):.1f},{y(bands[i][1]):.1f}' for i in run)}\"/>")
+        out.append(f'<polygon class="band" points="{upper} {lower}"/>')
+        out.append(f'<polyline class="median" points="{" ".join(f"{x(i):.1f},{y(bands[i][1]):.1f}" for i in run)}"/>')
     for i, band in enumerate(bands):
         if _finite(band[1:2]):
-            out.append(f"<circle class=\"point\" cx=\"{x(i):.1f}\" cy=\"{y(band[1]):.1f}\" r=\"2.5\">"
-                       f"<title>{_e(runs[i]['label'])}: median {_e(significant(band[1], 5))}, "
-                       f"IQR {_e(significant(band[0], 5))} to {_e(significant(band[2], 5))}</title></circle>")
+            out.append(
+                f'<circle class="point" cx="{x(i):.1f}" cy="{y(band[1]):.1f}" r="2.5">'
+                f"<title>{_e(runs[i]['label'])}: median {_e(significant(band[1], 5))}, "
+                f"IQR {_e(significant(band[0], 5))} to {_e(significant(band[2], 5))}</title></circle>"
+            )
     for i, point in enumerate(series["points"]):
         if point["status"] == "failed":
             cx, cy = x(i), HEIGHT - PAD_BOTTOM - 6
-            out.append(f"<g class=\"failed\"><title>{_e(runs[i]['label'])}: failed: {_e(point['error'])}</title>"
-                       f"<line x1=\"{cx - 4:.1f}\" y1=\"{cy - 4:.1f}\" x2=\"{cx + 4:.1f}\" y2=\"{cy + 4:.1f}\"/>"
-                       f"<line x1=\"{cx - 4:.1f}\" y1=\"{cy + 4:.1f}\" x2=\"{cx + 4:.1f}\" y2=\"{cy - 4:.1f}\"/></g>")
+            out.append(
+                f'<g class="failed"><title>{_e(runs[i]["label"])}: failed: {_e(point["error"])}</title>'
+                f'<line x1="{cx - 4:.1f}" y1="{cy - 4:.1f}" x2="{cx + 4:.1f}" y2="{cy + 4:.1f}"/>'
+                f'<line x1="{cx - 4:.1f}" y1="{cy + 4:.1f}" x2="{cx + 4:.1f}" y2="{cy - 4:.1f}"/></g>'
+            )
     for st in series["steps"]:
         cx = (x(st["revision"]) + x(st["revision"] - 1)) / 2
         word = st["verdict"].lower()
-        out.append(f"<g class=\"changepoint {word}\" data-revision=\"{_e(runs[st['revision']]['label'])}\">"
-                   f"<title>{_e(st['verdict'])} {st['change']:+.1%} at {_e(runs[st['revision']]['label'])} "
-                   f"(against {_e(runs[st['last_good']]['label'])})</title>"
-                   f"<line x1=\"{cx:.1f}\" y1=\"{PAD_TOP}\" x2=\"{cx:.1f}\" y2=\"{HEIGHT - PAD_BOTTOM}\"/></g>")
+        out.append(
+            f'<g class="changepoint {word}" data-revision="{_e(runs[st["revision"]]["label"])}">'
+            f"<title>{_e(st['verdict'])} {st['change']:+.1%} at {_e(runs[st['revision']]['label'])} "
+            f"(against {_e(runs[st['last_good']]['label'])})</title>"
+            f'<line x1="{cx:.1f}" y1="{PAD_TOP}" x2="{cx:.1f}" y2="{HEIGHT - PAD_BOTTOM}"/></g>'
+        )
     for i, run in enumerate(runs):
-        out.append(f"<text x=\"{x(i):.1f}\" y=\"{HEIGHT - PAD_BOTTOM + 12}\" text-anchor=\"end\" "
-                   f"transform=\"rotate(-30 {x(i):.1f} {HEIGHT - PAD_BOTTOM + 12})\">{_e(run['label'][:14])}</text>")
+        out.append(
+            f'<text x="{x(i):.1f}" y="{HEIGHT - PAD_BOTTOM + 12}" text-anchor="end" '
+            f'transform="rotate(-30 {x(i):.1f} {HEIGHT - PAD_BOTTOM + 12})">{_e(run["label"][:14])}</text>'
+        )
     out.append("</svg>")
     return "".join(out)
 

@@ -13,6 +13,7 @@ explain. Run as: PYTHONPATH=scripts python3 -m gemm_study.regression.drift_sim [
 one build: their measured drift instead of the simulation); with --history: the history rule on
 the plan of scripts/record_history.sh (HISTORY_PLAN).
 """
+
 import math
 from dataclasses import dataclass
 
@@ -23,14 +24,14 @@ from gemm_study.regression.compare import Settings, spread, verdict
 
 @dataclass(frozen=True)
 class Model:
-    within: float = 0.002        # within-run noise of one repetition
-    between: float = 0.02        # between-run drift of the clock (one run's level)
-    residual: float = 0.002      # between-run drift the clock does not explain
+    within: float = 0.002  # within-run noise of one repetition
+    between: float = 0.02  # between-run drift of the clock (one run's level)
+    residual: float = 0.002  # between-run drift the clock does not explain
     clock_jitter: float = 0.002  # clock wander between the interleaved repetitions of one run
-    clock_error: float = 0.001   # error of the recorded clock
+    clock_error: float = 0.001  # error of the recorded clock
     sensitivity_low: float = 0.8  # time ~ clock^-s, s uniform in [sensitivity_low, 1]
     reps: int = 10
-    effect: float = 0.0          # true slowdown of the candidate
+    effect: float = 0.0  # true slowdown of the candidate
 
 
 def simulate_pair(rng, model):
@@ -39,8 +40,12 @@ def simulate_pair(rng, model):
     out = []
     for effect in (0.0, model.effect):
         clock = math.exp(rng.normal(0, model.between)) * np.exp(rng.normal(0, model.clock_jitter, model.reps))
-        times = ((1 + effect) * math.exp(rng.normal(0, model.residual)) *
-                 np.exp(rng.normal(0, model.within, model.reps)) * clock ** -s)
+        times = (
+            (1 + effect)
+            * math.exp(rng.normal(0, model.residual))
+            * np.exp(rng.normal(0, model.within, model.reps))
+            * clock**-s
+        )
         out += [times, 1980.0 * clock * np.exp(rng.normal(0, model.clock_error, model.reps))]
     return out
 
@@ -107,11 +112,14 @@ def measured_drift(paths):
     if len(runs) < 2:
         raise ValueError("measuring drift needs at least two runs")
     names = sorted(set.intersection(*(set(r) for r in runs)))
-    sds = {n: float(np.std([np.log(np.median(r[n].times)) for r in runs], ddof=1)) for n in names
-           if all(r[n].times for r in runs)}
+    sds = {
+        n: float(np.std([np.log(np.median(r[n].times)) for r in runs], ddof=1))
+        for n in names
+        if all(r[n].times for r in runs)
+    }
     worst = max(sds, key=sds.get)
     values = np.array(list(sds.values()))
-    return float(np.median(values)), float(np.sqrt(np.mean(values ** 2))), sds[worst], worst
+    return float(np.median(values)), float(np.sqrt(np.mean(values**2))), sds[worst], worst
 
 
 # ----------------------------------------------------------------------------- histories
@@ -121,8 +129,12 @@ def measured_drift(paths):
 # three injected benchmarks and of one left alone. The 2% step is the first and the removal is
 # recorded twice: a 2% step between single runs is too close to the drift allowance
 # (HISTORY_PLAN_SHORT: one run after the removal finds it in about 4 of 5 trials).
-HISTORY_PLAN = {"plus 2%": [1, 1, 1.02, 1.02, 1.02, 1, 1], "plus 5%": [1, 1, 1, 1.05, 1.05, 1, 1],
-                "plus 10%": [1, 1, 1, 1, 1.10, 1, 1], "unchanged": [1] * 7}
+HISTORY_PLAN = {
+    "plus 2%": [1, 1, 1.02, 1.02, 1.02, 1, 1],
+    "plus 5%": [1, 1, 1, 1.05, 1.05, 1, 1],
+    "plus 10%": [1, 1, 1, 1, 1.10, 1, 1],
+    "unchanged": [1] * 7,
+}
 HISTORY_PLAN_SHORT = {label: levels[:-1] for label, levels in HISTORY_PLAN.items()}
 
 
@@ -133,8 +145,12 @@ def simulate_series(rng, model, levels):
     out = []
     for level in levels:
         clock = math.exp(rng.normal(0, model.between)) * np.exp(rng.normal(0, model.clock_jitter, model.reps))
-        times = (level * math.exp(rng.normal(0, model.residual)) *
-                 np.exp(rng.normal(0, model.within, model.reps)) * clock ** -s)
+        times = (
+            level
+            * math.exp(rng.normal(0, model.residual))
+            * np.exp(rng.normal(0, model.within, model.reps))
+            * clock**-s
+        )
         out.append(list(times * clock * np.exp(rng.normal(0, model.clock_error, model.reps))))
     return out
 
@@ -160,8 +176,11 @@ def history_table(settings, model=None, trials=300, plan=None):
     """The history rule on a plan (HISTORY_PLAN) under the model, per benchmark."""
     model, plan = model or Model(), plan or HISTORY_PLAN
     count = len(next(iter(plan.values())))
-    lines = [f"| benchmark ({count} revisions, {model.reps} repetitions) | change points exactly right | "
-             "an extra one | one missed |", "|---|---:|---:|---:|"]
+    lines = [
+        f"| benchmark ({count} revisions, {model.reps} repetitions) | change points exactly right | "
+        "an extra one | one missed |",
+        "|---|---:|---:|---:|",
+    ]
     for label, levels in plan.items():
         r = series_rates(model, levels, settings, trials)
         lines.append(f"| {label} | {r['exact']:.1%} | {r['extra']:.1%} | {r['missed']:.1%} |")
@@ -180,8 +199,9 @@ if __name__ == "__main__":
         print(f"Model: {compute_bound}\n\n{history_table(history_settings, compute_bound)}")
     elif len(sys.argv) > 1:
         med, rms, top, name = measured_drift(sys.argv[1:])
-        print(f"between-run drift over {len(sys.argv) - 1} runs: median {med:.2%}, RMS {rms:.2%}, "
-              f"max {top:.2%} ({name})")
+        print(
+            f"between-run drift over {len(sys.argv) - 1} runs: median {med:.2%}, RMS {rms:.2%}, max {top:.2%} ({name})"
+        )
     else:
         print(f"Model: {Model()}\nRule: {Settings()}\n")
         print(table())

@@ -4,6 +4,7 @@ conflict-free rung's one wavefront per shared load, the vectorized rung's quarte
 load requests), so a change that gives them up is a regression of that family whatever else it
 gained. Kept beside the tools that use them (the C++ harness does not read guards); every counter
 must be in the metric catalogue, checked on load."""
+
 from functools import lru_cache
 from pathlib import Path
 

@@ -3,6 +3,7 @@ recorded dates, each benchmark's series of revisions, its change points (series.
 regressions they add up to, each with its first bad revision, the size of the step and the
 counters that stepped with it. Written as history.md, history.json and one figure per family;
 dashboard.py draws the same data as a page."""
+
 import json
 import math
 import re
@@ -55,8 +56,11 @@ def order(runs, order_by):
     if order_by == "date":
         by_commit = all(ctx.get(COMMIT_DATE) for _, ctx, _ in runs)
         fields = [COMMIT_DATE, RUN_DATE] if by_commit else [RUN_DATE]
-        how = ("by commit date (context git_commit_date), then run date (context date)" if by_commit
-               else "by run date (context date; the runs carry no git_commit_date)")
+        how = (
+            "by commit date (context git_commit_date), then run date (context date)"
+            if by_commit
+            else "by run date (context date; the runs carry no git_commit_date)"
+        )
     else:
         fields, how = [order_by], f"by context {order_by}"
     keys = [tuple(_field_key(path, ctx, f) for f in fields) for path, ctx, _ in runs]
@@ -115,8 +119,9 @@ def points_of(runs, name, statistic):
             points.append(Point(i, "failed", error=bench.errors[0]))
         else:
             values = bench.cycles if statistic == "kcycles" else bench.times
-            points.append(Point(i, "ok", list(values), list(bench.counters.get("gflops", [])),
-                                bench.counters, spins=bench.spins))
+            points.append(
+                Point(i, "ok", list(values), list(bench.counters.get("gflops", [])), bench.counters, spins=bench.spins)
+            )
     return points
 
 
@@ -140,49 +145,93 @@ def build(runs, settings, counters, how="in the order given"):
         points = points_of(runs, name, statistic)
         steps, counter_events, regressions = events(points, family, settings_for(settings, statistic), catalogue)
         series[name] = {
-            "family": family, "statistic": statistic,
-            "points": [{"status": p.status, "band": _band(p.values), "gflops": _band(p.gflops), "error": p.error,
-                        "counters": {c: _band(p.counters.get(c, [])) for c in counters}} for p in points],
-            "steps": steps, "counter_events": counter_events}
+            "family": family,
+            "statistic": statistic,
+            "points": [
+                {
+                    "status": p.status,
+                    "band": _band(p.values),
+                    "gflops": _band(p.gflops),
+                    "error": p.error,
+                    "counters": {c: _band(p.counters.get(c, [])) for c in counters},
+                }
+                for p in points
+            ],
+            "steps": steps,
+            "counter_events": counter_events,
+        }
         flat += [_entry(name, family, statistic, r, labels) for r in regressions]
     flat.sort(key=lambda e: (e["first_index"], e["benchmark"]))
-    return {"runs": [{"label": r[0], "file": str(r[1]), "date": r[2].get(RUN_DATE),
-                      "commit_date": r[2].get(COMMIT_DATE), "revision": str(r[2].get("git_revision", ""))}
-                     for r in runs],
-            "order": how, "gpu": runs[-1][2].get("gpu_name", "unknown GPU"),
-            "gpu_slug": runs[-1][2].get("gpu_slug", "gpu"), "settings": dict(settings.__dict__),
-            "series": series, "regressions": flat, "counters": counters,
-            "statistics": sorted({s["statistic"] for s in series.values()})}
+    return {
+        "runs": [
+            {
+                "label": r[0],
+                "file": str(r[1]),
+                "date": r[2].get(RUN_DATE),
+                "commit_date": r[2].get(COMMIT_DATE),
+                "revision": str(r[2].get("git_revision", "")),
+            }
+            for r in runs
+        ],
+        "order": how,
+        "gpu": runs[-1][2].get("gpu_name", "unknown GPU"),
+        "gpu_slug": runs[-1][2].get("gpu_slug", "gpu"),
+        "settings": dict(settings.__dict__),
+        "series": series,
+        "regressions": flat,
+        "counters": counters,
+        "statistics": sorted({s["statistic"] for s in series.values()}),
+    }
 
 
 def _entry(name, family, statistic, r, labels):
     """One regression, flattened for tables: labels instead of indexes, and what it was."""
     benchmark = name.removesuffix("/manual_time")
-    entry = {"benchmark": benchmark, "family": family, "kind": r["kind"], "first_index": r["first"],
-             "first_revision": labels[r["first"]],
-             "last_good": labels[r["last_good"]] if r.get("last_good") is not None else None,
-             "gap": [f"{labels[i]} {status}" for i, status in r.get("gap", [])],
-             "recovered": labels[r["recovered"]] if r["recovered"] is not None else None,
-             "open": r["recovered"] is None, "statistic": statistic}
+    entry = {
+        "benchmark": benchmark,
+        "family": family,
+        "kind": r["kind"],
+        "first_index": r["first"],
+        "first_revision": labels[r["first"]],
+        "last_good": labels[r["last_good"]] if r.get("last_good") is not None else None,
+        "gap": [f"{labels[i]} {status}" for i, status in r.get("gap", [])],
+        "recovered": labels[r["recovered"]] if r["recovered"] is not None else None,
+        "open": r["recovered"] is None,
+        "statistic": statistic,
+    }
     if r["kind"] == "time":
         first = r["steps"][0]
         guarded = [c["counter"] for c in r.get("counter_regressions", [])]
-        entry.update(change=r["change"], worst=r["worst"], step=first["change"], threshold=first["threshold"],
-                     steps=[f"{labels[s['revision']]} {s['verdict']} {s['change']:+.1%}" for s in r["steps"]],
-                     counters=_counter_text(first.get("counters", {}), guarded), counter_regressions=guarded)
+        entry.update(
+            change=r["change"],
+            worst=r["worst"],
+            step=first["change"],
+            threshold=first["threshold"],
+            steps=[f"{labels[s['revision']]} {s['verdict']} {s['change']:+.1%}" for s in r["steps"]],
+            counters=_counter_text(first.get("counters", {}), guarded),
+            counter_regressions=guarded,
+        )
         slower = [s for s in r["steps"] if s["verdict"] == "SLOWER"]
-        later = (f", {r['change']:+.1%} now" if r["recovered"] is None else f", {r['worst']:+.1%} at its worst")
-        entry["what"] = (f"{statistic} {first['change']:+.1%} at {labels[r['first']]}"
-                         + (later if len(slower) > 1 else "")
-                         + (f"; worse counts: {', '.join(guarded)}" if guarded else ""))
+        later = f", {r['change']:+.1%} now" if r["recovered"] is None else f", {r['worst']:+.1%} at its worst"
+        entry["what"] = (
+            f"{statistic} {first['change']:+.1%} at {labels[r['first']]}"
+            + (later if len(slower) > 1 else "")
+            + (f"; worse counts: {', '.join(guarded)}" if guarded else "")
+        )
     elif r["kind"] == "failed":
         entry.update(what=f"FAILED: {r['error']}", counters="", counter_regressions=[])
     else:
         names = [c["counter"] for c in r["counters"]]
-        entry.update(what="worse counts at the same time: " + ", ".join(
-            f"{c['counter']} {c['change']['verdict']} ({significant(c['change']['base'])} -> "
-            f"{significant(c['change']['cand'])})" for c in r["counters"]), counters=", ".join(names),
-            counter_regressions=names)
+        entry.update(
+            what="worse counts at the same time: "
+            + ", ".join(
+                f"{c['counter']} {c['change']['verdict']} ({significant(c['change']['base'])} -> "
+                f"{significant(c['change']['cand'])})"
+                for c in r["counters"]
+            ),
+            counters=", ".join(names),
+            counter_regressions=names,
+        )
     entry["ncu"] = NCU_COMMAND.format(revision=_revision_of(labels[r["first"]]), benchmark=benchmark)
     return entry
 
@@ -194,66 +243,111 @@ def _revision_of(label):
 
 
 def _counter_text(changes, regressions=()):
-    return ", ".join(f"{k} {v['verdict']} ({significant(v['base'])} -> {significant(v['cand'])})"
-                     + (" [regression]" if k in regressions else "")
-                     for k, v in changes.items() if v["verdict"] != "MISSING")
+    return ", ".join(
+        f"{k} {v['verdict']} ({significant(v['base'])} -> {significant(v['cand'])})"
+        + (" [regression]" if k in regressions else "")
+        for k, v in changes.items()
+        if v["verdict"] != "MISSING"
+    )
 
 
 # ----------------------------------------------------------------------------- markdown
 
+
 def to_markdown(history, figures, command):
     runs, s = history["runs"], history["settings"]
-    lines = ["# Regression history", "", f"Command: `{command}`", "",
-             f"{history['gpu']}, {len(runs)} revisions, ordered {history['order']}. Per benchmark, change "
-             f"points over the whole series (e-divisive search, step test, merge: docs/regression.md), in "
-             f"{' and '.join(history['statistics'])}. Step test: " + rule_text(s)
-             + (f" Drift allowance for series in time (no clocks): {s['time_drift']:.1%}." if s.get("time_drift") else ""),
-             "", "| # | revision | file | run date | commit date |", "|---:|---|---|---|---|"]
-    lines += [f"| {i} | {r['label']} | {Path(r['file']).name} | {r['date'] or '-'} | {r['commit_date'] or '-'} |"
-              for i, r in enumerate(runs)]
+    lines = [
+        "# Regression history",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"{history['gpu']}, {len(runs)} revisions, ordered {history['order']}. Per benchmark, change "
+        f"points over the whole series (e-divisive search, step test, merge: docs/regression.md), in "
+        f"{' and '.join(history['statistics'])}. Step test: "
+        + rule_text(s)
+        + (f" Drift allowance for series in time (no clocks): {s['time_drift']:.1%}." if s.get("time_drift") else ""),
+        "",
+        "| # | revision | file | run date | commit date |",
+        "|---:|---|---|---|---|",
+    ]
+    lines += [
+        f"| {i} | {r['label']} | {Path(r['file']).name} | {r['date'] or '-'} | {r['commit_date'] or '-'} |"
+        for i, r in enumerate(runs)
+    ]
     open_ones = [e for e in history["regressions"] if e["open"]]
     closed = [e for e in history["regressions"] if not e["open"]]
     lines += ["", f"## Open regressions ({len(open_ones)})", ""]
     lines += _regression_table(open_ones, with_ncu=True) if open_ones else ["None."]
     lines += ["", f"## Recovered regressions ({len(closed)})", ""]
     lines += _regression_table(closed) if closed else ["None."]
-    lines += ["", "## Change points", "", "| benchmark | revision | verdict | step | threshold | p | against | "
-              "counters that stepped with it |", "|---|---|---|---:|---:|---:|---|---|"]
+    lines += [
+        "",
+        "## Change points",
+        "",
+        "| benchmark | revision | verdict | step | threshold | p | against | counters that stepped with it |",
+        "|---|---|---|---:|---:|---:|---|---|",
+    ]
     for name, series in history["series"].items():
         for st in series["steps"]:
             p = st["p_slower"] if st["verdict"] == "SLOWER" else st["p_faster"]
-            against = runs[st["last_good"]]["label"] + "".join(f" (after {runs[i]['label']} {status})" for i, status in st["gap"])
-            lines.append(f"| {name.removesuffix('/manual_time')} | {runs[st['revision']]['label']} | {st['verdict']} | "
-                         f"{st['change']:+.1%} | {st['threshold']:.1%} | {significant(p, 2)} | {against} | "
-                         f"{_counter_text(st.get('counters', {}))} |")
-    changed = [(n, e) for n, series in history["series"].items() for e in series["counter_events"] if not e["regression"]]
+            against = runs[st["last_good"]]["label"] + "".join(
+                f" (after {runs[i]['label']} {status})" for i, status in st["gap"]
+            )
+            lines.append(
+                f"| {name.removesuffix('/manual_time')} | {runs[st['revision']]['label']} | {st['verdict']} | "
+                f"{st['change']:+.1%} | {st['threshold']:.1%} | {significant(p, 2)} | {against} | "
+                f"{_counter_text(st.get('counters', {}))} |"
+            )
+    changed = [
+        (n, e) for n, series in history["series"].items() for e in series["counter_events"] if not e["regression"]
+    ]
     if changed:
-        lines += ["", "## Counts that changed without a regression", "",
-                  "Exact counts that moved where the time got faster (the trade paid off), or better.", "",
-                  "| benchmark | revision | counter | change | time |", "|---|---|---|---|---|"]
-        lines += [f"| {n.removesuffix('/manual_time')} | {runs[e['revision']]['label']} | {e['counter']} | "
-                  f"{e['change']['verdict']} ({significant(e['change']['base'])} -> {significant(e['change']['cand'])}) | "
-                  f"{e['time']} |" for n, e in changed]
+        lines += [
+            "",
+            "## Counts that changed without a regression",
+            "",
+            "Exact counts that moved where the time got faster (the trade paid off), or better.",
+            "",
+            "| benchmark | revision | counter | change | time |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {n.removesuffix('/manual_time')} | {runs[e['revision']]['label']} | {e['counter']} | "
+            f"{e['change']['verdict']} ({significant(e['change']['base'])} -> {significant(e['change']['cand'])}) | "
+            f"{e['time']} |"
+            for n, e in changed
+        ]
     if figures:
-        lines += ["", "## Figures", "", "Per benchmark and revision: the median of the repetitions with the band from "
-                  "the 25th to the 75th percentile; change points marked (red: slower, green: faster), failed "
-                  "revisions as x.", ""]
+        lines += [
+            "",
+            "## Figures",
+            "",
+            "Per benchmark and revision: the median of the repetitions with the band from "
+            "the 25th to the 75th percentile; change points marked (red: slower, green: faster), failed "
+            "revisions as x.",
+            "",
+        ]
         lines += [f"![{family}]({name})" for family, name in figures]
     return "\n".join(lines) + "\n"
 
 
 def _regression_table(entries, with_ncu=False):
-    head = "| benchmark | first bad revision | last good | what | steps | counters that stepped with it | recovered at |"
+    head = (
+        "| benchmark | first bad revision | last good | what | steps | counters that stepped with it | recovered at |"
+    )
     rows = [head + (" profile the bad revision |" if with_ncu else ""), "|---" * (7 + with_ncu) + "|"]
     for e in entries:
         gap = f" ({', '.join(e['gap'])} between)" if e["gap"] else ""
-        rows.append(f"| {e['benchmark']} | {e['first_revision']} | {e['last_good'] or '-'}{gap} | {e['what']} | "
-                    f"{'; '.join(e.get('steps', [])) or '-'} | {e['counters'] or '-'} | {e['recovered'] or '-'} |"
-                    + (f" `{e['ncu']}` |" if with_ncu else ""))
+        rows.append(
+            f"| {e['benchmark']} | {e['first_revision']} | {e['last_good'] or '-'}{gap} | {e['what']} | "
+            f"{'; '.join(e.get('steps', [])) or '-'} | {e['counters'] or '-'} | {e['recovered'] or '-'} |"
+            + (f" `{e['ncu']}` |" if with_ncu else "")
+        )
     return rows
 
 
 # ----------------------------------------------------------------------------- figures
+
 
 def draw(history, out, counters):
     """One PNG per family: a row per benchmark, a column for the statistic, GFLOP/s and each counter."""
@@ -270,16 +364,28 @@ def draw(history, out, counters):
     written = []
     for family, names in sorted(families.items()):
         columns = ["statistic", "gflops", *counters]
-        fig, axes = plt.subplots(len(names), len(columns), squeeze=False,
-                                 figsize=(3.6 * len(columns), 2.2 * len(names) + 0.6))
+        fig, axes = plt.subplots(
+            len(names), len(columns), squeeze=False, figsize=(3.6 * len(columns), 2.2 * len(names) + 0.6)
+        )
         for row, name in enumerate(names):
             s = history["series"][name]
             for col, column in enumerate(columns):
-                band = np.array([p["band"] if column == "statistic" else p["gflops"] if column == "gflops"
-                                 else p["counters"][column] for p in s["points"]], dtype=float)
+                band = np.array(
+                    [
+                        p["band"]
+                        if column == "statistic"
+                        else p["gflops"]
+                        if column == "gflops"
+                        else p["counters"][column]
+                        for p in s["points"]
+                    ],
+                    dtype=float,
+                )
                 _panel(axes[row][col], x, labels, band, s, column)
                 title = s["statistic"] if column == "statistic" else column
-                axes[row][col].set_title(f"{name.removeprefix('gemm/').removesuffix('/manual_time')}\n{title}", fontsize=7)
+                axes[row][col].set_title(
+                    f"{name.removeprefix('gemm/').removesuffix('/manual_time')}\n{title}", fontsize=7
+                )
         fig.tight_layout()
         path = Path(out) / f"history_{family}.png"
         fig.savefig(path, dpi=90)

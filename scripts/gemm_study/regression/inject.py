@@ -13,6 +13,7 @@ against; the calibration only aims at it.
   gemm-inject apply --tree TREE warptile=812 ...     (cycles per block)
   gemm-inject remove --tree TREE                        (restores every file)
 """
+
 import math
 import os
 import re
@@ -36,7 +37,9 @@ def kernel_file(tree, family):
         raise InputError(f"{family}: expected one kernels/*/{family}.cu in {tree}, found {len(found)}")
     kernels = len(re.findall(r"\b__global__\b", found[0].read_text()))
     if kernels != 1:
-        raise InputError(f"{found[0]}: {kernels} __global__ functions; a family to slow down needs its own single kernel")
+        raise InputError(
+            f"{found[0]}: {kernels} __global__ functions; a family to slow down needs its own single kernel"
+        )
     return found[0]
 
 
@@ -60,9 +63,11 @@ def body_start(source):
 
 
 def spin_code(cycles):
-    return (f"\n  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {{  // {MARK}\n"
-            f"    const long long spin_start = clock64();\n"
-            f"    while (clock64() - spin_start < {int(cycles)}LL) {{\n    }}\n  }}\n")
+    return (
+        f"\n  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {{  // {MARK}\n"
+        f"    const long long spin_start = clock64();\n"
+        f"    while (clock64() - spin_start < {int(cycles)}LL) {{\n    }}\n  }}\n"
+    )
 
 
 def apply(tree, family, cycles):
@@ -85,7 +90,7 @@ def remove(tree):
     would take its objects (compiled with the spin) for up to date."""
     restored = []
     for backup in sorted(Path(tree, "kernels").glob(f"*/*{BACKUP}")):
-        target = backup.with_name(backup.name[:-len(BACKUP)])
+        target = backup.with_name(backup.name[: -len(BACKUP)])
         shutil.move(backup, target)
         os.utime(target)
         restored.append(target)
@@ -110,11 +115,15 @@ def calibrate(baseline, family, share):
     """(benchmark, spin cycles per block, kernel kcycles, waves) for the family's tracked FP32
     benchmark in the baseline run (cycles per repetition, median)."""
     context, entries = load_results(baseline)
-    rows = [r for r in read_rows(baseline, entries)
-            if r["family"] == family and r["precision"] == "fp32" and r["error"] is None]
+    rows = [
+        r
+        for r in read_rows(baseline, entries)
+        if r["family"] == family and r["precision"] == "fp32" and r["error"] is None
+    ]
     for row in rows:
-        row["variant_object"] = next((e.get("variant") for e in entries
-                                      if e.get("run_name", e.get("name")) == row["name"]), None)
+        row["variant_object"] = next(
+            (e.get("variant") for e in entries if e.get("run_name", e.get("name")) == row["name"]), None
+        )
     cycles = [c for c in map(repetition_cycles, rows) if c is not None]
     if not rows or not cycles:
         raise InputError(f"{baseline}: no FP32 run of {family} with clocks to calibrate against")
@@ -124,4 +133,3 @@ def calibrate(baseline, family, share):
     kcycles = float(np.median(cycles))
     count = waves(rows[0], context)
     return names[0], int(round(share * kcycles * 1e3 / count)), kcycles, count
-

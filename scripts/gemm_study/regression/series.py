@@ -24,11 +24,13 @@ error) or missing (not in that run). Over the ok revisions:
 A revision missing or failed between two ok ones is skipped: the step across it is measured from
 the last good run. Verdicts (regressions, see `events`) say the first bad revision, the size of
 the step, and the counters that stepped with it."""
+
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gemm_study.data.catalogue import load_catalogue
+from gemm_study.data.errors import InputError
 from gemm_study.regression.compare import counter_changes, counter_regressions, verdict
 
 # The history's defaults (gemm-history): a step of 1.5% counts where the noise allows it,
@@ -40,13 +42,14 @@ HISTORY_DEFAULTS = {"min_effect": 0.015, "drift": 0.004, "time_drift": 0.01}
 @dataclass
 class Point:
     """One revision of one benchmark."""
-    index: int                     # position in the history
-    status: str                    # ok | failed | missing
-    values: list = field(default_factory=list)   # the statistic per repetition (kcycles or ms)
+
+    index: int  # position in the history
+    status: str  # ok | failed | missing
+    values: list = field(default_factory=list)  # the statistic per repetition (kcycles or ms)
     gflops: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
     error: str = None
-    spins: bool = False            # variant fact: warps poll mbarriers (counts are timing-dependent)
+    spins: bool = False  # variant fact: warps poll mbarriers (counts are timing-dependent)
 
 
 def _levels(points):
@@ -85,12 +88,32 @@ def _candidate(calculator, start, stop):
     return int(i) + 1 + start, int(j) + 2 + start
 
 
+OTAVA_MISSING = (
+    "the history needs apache-otava (its change-point search), which is not installed: "
+    "pip install --no-deps 'apache-otava>=0.8.0' (scripts/requirements-no-deps.txt says why)"
+)
+
+
+def require_change_point_search():
+    """InputError (one line, how to install it) where Otava is missing: a command that draws a
+    history says so before it reads anything."""
+    try:
+        import otava.change_point_divisive.calculator  # noqa: F401
+    except ImportError:
+        raise InputError(OTAVA_MISSING) from None
+
+
 def _search(ok, settings):
     """Indexes (into ok) of the weak change points, by divisive search."""
-    from otava.change_point_divisive.calculator import PairDistanceCalculator
+    # Imported here: only the history needs Otava, so the study and its report run without it.
+    try:
+        from otava.change_point_divisive.calculator import PairDistanceCalculator
+    except ImportError:
+        raise InputError(OTAVA_MISSING) from None
 
-    weak = type(settings)(**dict(settings.__dict__, min_effect=WEAK * settings.min_effect,
-                                 noise_factor=WEAK * settings.noise_factor))
+    weak = type(settings)(
+        **dict(settings.__dict__, min_effect=WEAK * settings.min_effect, noise_factor=WEAK * settings.noise_factor)
+    )
     calculator = PairDistanceCalculator(_levels(ok))
     found, pending = set(), [(0, len(ok))]
     while pending:
@@ -109,8 +132,9 @@ def _merge(ok, found, settings):
     found = list(found)
     while found:
         bounds = [0, *found, len(ok)]
-        tests = [step(ok[bounds[i]:bounds[i + 1]], ok[bounds[i + 1]:bounds[i + 2]], settings)
-                 for i in range(len(found))]
+        tests = [
+            step(ok[bounds[i] : bounds[i + 1]], ok[bounds[i + 1] : bounds[i + 2]], settings) for i in range(len(found))
+        ]
         failing = [i for i, t in enumerate(tests) if not _accepted(t)]
         if not failing:
             return list(zip(found, tests))
@@ -164,8 +188,16 @@ def events(points, family, settings, catalogue=None):
         flagged = counter_regressions(family, changes, time)
         for name, change in changes.items():
             if change["stability"] == "exact" or name in flagged:
-                counter_events.append({"revision": after.index, "last_good": before.index, "counter": name,
-                                       "change": change, "time": time, "regression": name in flagged})
+                counter_events.append(
+                    {
+                        "revision": after.index,
+                        "last_good": before.index,
+                        "counter": name,
+                        "change": change,
+                        "time": time,
+                        "regression": name in flagged,
+                    }
+                )
     regressions = _time_regressions(steps, settings) + _failures(points)
     regressions += _grouped(_counter_regressions(counter_events, settings), regressions)
     return steps, counter_events, sorted(regressions, key=lambda r: (r["first"], r["kind"]))
@@ -186,8 +218,11 @@ def _grouped(counter_regressions, others):
             at[r["first"]] = dict(r, counters=[r])
             out.append(at[r["first"]])
     for entry in out:  # recovered when every counter of it has
-        entry["recovered"] = None if any(c["recovered"] is None for c in entry["counters"]) else \
-            max(c["recovered"] for c in entry["counters"])
+        entry["recovered"] = (
+            None
+            if any(c["recovered"] is None for c in entry["counters"])
+            else max(c["recovered"] for c in entry["counters"])
+        )
     return out
 
 
@@ -196,8 +231,15 @@ def _time_regressions(steps, settings):
     out, current = [], None
     for s in steps:
         if s["verdict"] == "SLOWER" and current is None:
-            current = {"kind": "time", "first": s["revision"], "last_good": s["last_good"], "gap": s["gap"],
-                       "reference": s["base"], "steps": [], "recovered": None}
+            current = {
+                "kind": "time",
+                "first": s["revision"],
+                "last_good": s["last_good"],
+                "gap": s["gap"],
+                "reference": s["base"],
+                "steps": [],
+                "recovered": None,
+            }
             out.append(current)
         if current is None:
             continue
@@ -217,8 +259,13 @@ def _failures(points):
     for p in points:
         if p.status == "failed":
             if current is None:
-                current = {"kind": "failed", "first": p.index, "error": p.error, "recovered": None,
-                           "last_good": next((q.index for q in reversed(points[:p.index]) if q.status == "ok"), None)}
+                current = {
+                    "kind": "failed",
+                    "first": p.index,
+                    "error": p.error,
+                    "recovered": None,
+                    "last_good": next((q.index for q in reversed(points[: p.index]) if q.status == "ok"), None),
+                }
                 out.append(current)
         elif p.status == "ok" and current is not None:
             current["recovered"] = p.index
@@ -233,12 +280,21 @@ def _counter_regressions(counter_events, settings):
     for e in counter_events:
         name = e["counter"]
         if e["regression"] and name not in current:
-            current[name] = {"kind": "counter", "first": e["revision"], "last_good": e["last_good"],
-                             "counter": name, "change": e["change"], "recovered": None}
+            current[name] = {
+                "kind": "counter",
+                "first": e["revision"],
+                "last_good": e["last_good"],
+                "counter": name,
+                "change": e["change"],
+                "recovered": None,
+            }
             out.append(current[name])
         elif name in current and e["change"]["verdict"] == "BETTER":
             before, now = current[name]["change"]["base"], e["change"]["cand"]
-            if before is not None and now is not None and \
-                    abs(now - before) <= settings.count_tolerance * max(abs(before), abs(now)):
+            if (
+                before is not None
+                and now is not None
+                and abs(now - before) <= settings.count_tolerance * max(abs(before), abs(now))
+            ):
                 current.pop(name)["recovered"] = e["revision"]
     return out

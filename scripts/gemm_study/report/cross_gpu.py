@@ -14,6 +14,7 @@ the SM clock ratio; without them, the larger of the DRAM utilization (bytes over
 peak bandwidth) and the busiest pipe's utilization, where it is at least half of peak; without
 pipe counters either (older files), DRAM at half its peak bandwidth or more. A prediction holds
 where the speedup moved with the predicted ratio."""
+
 import math
 
 import numpy as np
@@ -41,8 +42,13 @@ CONTEXT_ROWS = [
     ("peak FP64", ("peak_fp64_gflops",), "GFLOP/s"),
     ("power limit", ("power_limit_w",), "W"),
 ]
-TEXT_ROWS = [("driver", "cuda_driver_version"), ("CUDA runtime", "cuda_runtime_version"),
-             ("L2 state", "l2_state"), ("power state", "power_state"), ("revision", "git_revision")]
+TEXT_ROWS = [
+    ("driver", "cuda_driver_version"),
+    ("CUDA runtime", "cuda_runtime_version"),
+    ("L2 state", "l2_state"),
+    ("power state", "power_state"),
+    ("revision", "git_revision"),
+]
 
 
 class Gpu:
@@ -105,8 +111,7 @@ def clock_of(row, gpu):
 
 def ratios(row_a, row_b, a, b):
     """{mover: the ratio B over A it predicts} for one benchmark."""
-    out = {SM_CLOCK: b.sms * clock_of(row_b, b) / (a.sms * clock_of(row_a, a)),
-           BANDWIDTH: b.dram_gbs / a.dram_gbs}
+    out = {SM_CLOCK: b.sms * clock_of(row_b, b) / (a.sms * clock_of(row_a, a)), BANDWIDTH: b.dram_gbs / a.dram_gbs}
     l2_a, l2_b = _number(row_a, "l2_clock_hz"), _number(row_b, "l2_clock_hz")
     if l2_a > 0 and l2_b > 0:
         out[L2_CLOCK] = l2_b / l2_a
@@ -141,8 +146,9 @@ def moved_with(speedup, by_mover):
     clock, bandwidth = by_mover[SM_CLOCK], by_mover[BANDWIDTH]
     if abs(math.log(clock / bandwidth)) <= math.log1p(MOVED_WITHIN):
         return "either"
-    gaps = {mover: abs(math.log(speedup / ratio)) for mover, ratio in by_mover.items()
-            if math.isfinite(ratio) and ratio > 0}
+    gaps = {
+        mover: abs(math.log(speedup / ratio)) for mover, ratio in by_mover.items() if math.isfinite(ratio) and ratio > 0
+    }
     nearest = min(gaps, key=gaps.get)
     return nearest if gaps[nearest] <= math.log1p(MOVED_WITHIN) else "neither"
 
@@ -154,14 +160,26 @@ def compare(row_a, row_b, a, b):
     mover, source = predicted(row_a, a)
     moved = moved_with(speedup, by_mover)
     holds = None if moved == "either" else moved == mover
-    return {"variant": row_a["variant"], "precision": row_a["precision"], "shape": row_a["shape"],
-            "rung": _number(row_a, "rung"), "ms A": row_a["time_ms"], "ms B": row_b["time_ms"],
-            "B speedup": speedup, "SM clock A": clock_of(row_a, a), "SM clock B": clock_of(row_b, b),
-            "SM clock ratio": by_mover[SM_CLOCK], "bandwidth ratio": by_mover[BANDWIDTH],
-            "state A": _state(row_a), "state B": _state(row_b),
-            "counters on A predict": mover, "from": source, "moved with": moved,
-            "holds": {True: "yes", False: "no", None: "-"}[holds],
-            "resident": working_set_bytes(row_a) <= min(a.l2_bytes, b.l2_bytes)}
+    return {
+        "variant": row_a["variant"],
+        "precision": row_a["precision"],
+        "shape": row_a["shape"],
+        "rung": _number(row_a, "rung"),
+        "ms A": row_a["time_ms"],
+        "ms B": row_b["time_ms"],
+        "B speedup": speedup,
+        "SM clock A": clock_of(row_a, a),
+        "SM clock B": clock_of(row_b, b),
+        "SM clock ratio": by_mover[SM_CLOCK],
+        "bandwidth ratio": by_mover[BANDWIDTH],
+        "state A": _state(row_a),
+        "state B": _state(row_b),
+        "counters on A predict": mover,
+        "from": source,
+        "moved with": moved,
+        "holds": {True: "yes", False: "no", None: "-"}[holds],
+        "resident": working_set_bytes(row_a) <= min(a.l2_bytes, b.l2_bytes),
+    }
 
 
 def _state(row):
@@ -189,8 +207,10 @@ def ladder_rows(compared):
         if not rungs:
             continue
         largest = max((c["shape"] for c in rungs), key=shape_order)
-        out += sorted((c for c in compared if c["precision"] == precision and c["shape"] == largest
-                       and c["is_ladder"]), key=lambda c: (c["rung"] if math.isfinite(c["rung"]) else 99))
+        out += sorted(
+            (c for c in compared if c["precision"] == precision and c["shape"] == largest and c["is_ladder"]),
+            key=lambda c: c["rung"] if math.isfinite(c["rung"]) else 99,
+        )
     return out
 
 
@@ -203,21 +223,57 @@ def verdict(compared, a, b):
             continue
         told = [c for c in group if c["holds"] != "-"]
         held = sum(c["holds"] == "yes" for c in told)
-        ratio = float(np.median([c["SM clock ratio" if mover == SM_CLOCK else "bandwidth ratio"] for c in group])) \
-            if mover != L2_CLOCK else math.nan
-        text = (f"{len(group)} predicted to move with the {mover} ratio (median {number(ratio)}x) by the counters "
-                f"on {a.name}: median speedup on {b.name} {float(np.median([c['B speedup'] for c in group])):.2f}x; ")
-        text += (f"the prediction held for {held} of {len(told)}" if told else "none could be told apart")
+        ratio = (
+            float(np.median([c["SM clock ratio" if mover == SM_CLOCK else "bandwidth ratio"] for c in group]))
+            if mover != L2_CLOCK
+            else math.nan
+        )
+        text = (
+            f"{len(group)} predicted to move with the {mover} ratio (median {number(ratio)}x) by the counters "
+            f"on {a.name}: median speedup on {b.name} {float(np.median([c['B speedup'] for c in group])):.2f}x; "
+        )
+        text += f"the prediction held for {held} of {len(told)}" if told else "none could be told apart"
         untold = len(group) - len(told)
-        out.append(text + (f" ({untold} where the two ratios are within {MOVED_WITHIN:.0%} of each other)."
-                           if untold and told else "."))
+        out.append(
+            text
+            + (
+                f" ({untold} where the two ratios are within {MOVED_WITHIN:.0%} of each other)."
+                if untold and told
+                else "."
+            )
+        )
     return out
 
 
-LADDER_COLUMNS = ["rung", "variant", "ms A", "ms B", "B speedup", "SM clock A", "SM clock B", "SM clock ratio",
-                  "bandwidth ratio", "state A", "state B", "counters on A predict", "from", "moved with", "holds"]
-ALL_COLUMNS = ["variant", "ms A", "ms B", "B speedup", "SM clock ratio", "bandwidth ratio",
-               "counters on A predict", "moved with", "holds", "L2-resident"]
+LADDER_COLUMNS = [
+    "rung",
+    "variant",
+    "ms A",
+    "ms B",
+    "B speedup",
+    "SM clock A",
+    "SM clock B",
+    "SM clock ratio",
+    "bandwidth ratio",
+    "state A",
+    "state B",
+    "counters on A predict",
+    "from",
+    "moved with",
+    "holds",
+]
+ALL_COLUMNS = [
+    "variant",
+    "ms A",
+    "ms B",
+    "B speedup",
+    "SM clock ratio",
+    "bandwidth ratio",
+    "counters on A predict",
+    "moved with",
+    "holds",
+    "L2-resident",
+]
 
 
 def page(context_a, frame_a, context_b, frame_b, label_a="A", label_b="B"):
@@ -228,8 +284,12 @@ def page(context_a, frame_a, context_b, frame_b, label_a="A", label_b="B"):
     compared = [compare(x, y, a, b) for x, y in pairs(a, b)]
     for c, (x, _) in zip(compared, pairs(a, b)):
         c.update(is_ladder=is_ladder(x), **{"L2-resident": "yes" if c["resident"] else "no"})
-    md = [f"# Cross-GPU: {a.name} (A, `{label_a}`) vs {b.name} (B, `{label_b}`)", "",
-          __doc__.split("\n\n", 1)[1].replace("\n", " "), ""]
+    md = [
+        f"# Cross-GPU: {a.name} (A, `{label_a}`) vs {b.name} (B, `{label_b}`)",
+        "",
+        __doc__.split("\n\n", 1)[1].replace("\n", " "),
+        "",
+    ]
     for gpu, label in ((a, "A"), (b, "B")):
         if "real_time" in gpu.time_fields:
             md += [f"Note: {label}'s file has no median_ms: its times are Google Benchmark's mean real_time.", ""]
@@ -248,8 +308,10 @@ def page(context_a, frame_a, context_b, frame_b, label_a="A", label_b="B"):
     md += ["## Every benchmark both ran", ""] + [f"- {s}" for s in verdict(compared, a, b)]
     resident = [c for c in compared if c["resident"]]
     if resident:
-        md.append(f"- {len(resident)} have A+B+C within both L2s ({number(min(a.l2_bytes, b.l2_bytes))} bytes): "
-                  f"median speedup {float(np.median([c['B speedup'] for c in resident])):.2f}x.")
+        md.append(
+            f"- {len(resident)} have A+B+C within both L2s ({number(min(a.l2_bytes, b.l2_bytes))} bytes): "
+            f"median speedup {float(np.median([c['B speedup'] for c in resident])):.2f}x."
+        )
     md.append("")
     for precision in dict.fromkeys(c["precision"] for c in compared):
         for shape in dict.fromkeys(c["shape"] for c in compared if c["precision"] == precision):

@@ -2,23 +2,50 @@
 same arithmetic, % of the best library, % of the rung's own ceiling, limiter and explained, the
 ncu command) and the steps (measured against predicted speedup, the generated sentence); and
 the summary at the top of the report (the headline shape's tables and the tally of steps)."""
+
 import pandas as pd
 
 from gemm_study.analysis import ladder, prediction
 from gemm_study.data.formatting import markdown_table
 from gemm_study.data.shape import shape_order
 
-COLUMNS = ["rung", "rung_name", "variant", "gflops", "pct_of_reference", "pct_of_best_library", "pct_of_peak",
-           "account_limiter", "account_explained", "ncu"]
-SUMMARY_COLUMNS = ["rung", "rung_name", "variant", "gflops", "pct_of_reference", "pct_of_best_library",
-                   "account_limiter", "account_explained"]
+COLUMNS = [
+    "rung",
+    "rung_name",
+    "variant",
+    "gflops",
+    "pct_of_reference",
+    "pct_of_best_library",
+    "pct_of_peak",
+    "account_limiter",
+    "account_explained",
+    "ncu",
+]
+SUMMARY_COLUMNS = [
+    "rung",
+    "rung_name",
+    "variant",
+    "gflops",
+    "pct_of_reference",
+    "pct_of_best_library",
+    "account_limiter",
+    "account_explained",
+]
 
 
 def headers(best_library, columns):
-    names = {"rung": "rung", "rung_name": "rung name", "variant": "variant", "gflops": "GFLOP/s",
-             "pct_of_reference": "% of cuBLAS", "pct_of_best_library": f"% of best library ({best_library or '-'})",
-             "pct_of_peak": "% of its ceiling", "account_limiter": "limiter", "account_explained": "explained",
-             "ncu": "open in Nsight Compute"}
+    names = {
+        "rung": "rung",
+        "rung_name": "rung name",
+        "variant": "variant",
+        "gflops": "GFLOP/s",
+        "pct_of_reference": "% of cuBLAS",
+        "pct_of_best_library": f"% of best library ({best_library or '-'})",
+        "pct_of_peak": "% of its ceiling",
+        "account_limiter": "limiter",
+        "account_explained": "explained",
+        "ncu": "open in Nsight Compute",
+    }
     return [names[c] for c in columns]
 
 
@@ -35,8 +62,9 @@ def headline_shape(frame):
 def ladder_headline_shape(kernel):
     """headline_shape over the ladders' rungs alone: a reference or a write-up kernel run at a
     larger square does not move it. None without a rung."""
-    return headline_shape(kernel[kernel.family.isin({f.family for lad in ladder.LADDERS
-                                                     for f in ladder.ladder_families(kernel, lad)})])
+    return headline_shape(
+        kernel[kernel.family.isin({f.family for lad in ladder.LADDERS for f in ladder.ladder_families(kernel, lad)})]
+    )
 
 
 def shapes_of(kernel, lad):
@@ -62,8 +90,9 @@ class ShapeLadder:
         return self.rows["best_library"].iloc[0] if len(self.rows) else ""
 
     def table(self, columns):
-        refs = self.references.assign(rung="", rung_name=[f"reference: {ladder.library_name(r)}"
-                                                          for _, r in self.references.iterrows()])
+        refs = self.references.assign(
+            rung="", rung_name=[f"reference: {ladder.library_name(r)}" for _, r in self.references.iterrows()]
+        )
         frame = pd.concat([self.rows, refs], ignore_index=True)
         frame["rung"] = [str(int(r)) if str(r) not in ("", "nan") else "" for r in frame["rung"]]
         reasons = frame["not_run"] if "not_run" in frame else pd.Series([None] * len(frame))
@@ -101,15 +130,22 @@ def ladders_present(kernel):
 
 def section(kernel, context, table):
     """(markdown lines of every ladder at every shape, every Step)."""
-    lines, steps = ["## The ladders", "",
-                    "Each rung is its family's representative variant at the shape, numbered by "
-                    "`kernels/manifest.inc`. % of cuBLAS is against cuBLAS of the same arithmetic (TF32 "
-                    "rungs against cuBLAS TF32, FP64 tensor rungs against DGEMM); % of its ceiling against "
-                    "the peak of the unit the rung runs on (see Ceilings). Limiter and explained are the "
-                    "bottleneck account: the unit whose work takes longest at its peak rate, and that "
-                    f"time over the measured one. A step is predicted by the change of the limiter's work "
-                    f"(bound before / bound after) and is unexplained when the measured speedup differs "
-                    f"by more than {prediction.TOLERANCE:.0%}.", ""], []
+    lines, steps = (
+        [
+            "## The ladders",
+            "",
+            "Each rung is its family's representative variant at the shape, numbered by "
+            "`kernels/manifest.inc`. % of cuBLAS is against cuBLAS of the same arithmetic (TF32 "
+            "rungs against cuBLAS TF32, FP64 tensor rungs against DGEMM); % of its ceiling against "
+            "the peak of the unit the rung runs on (see Ceilings). Limiter and explained are the "
+            "bottleneck account: the unit whose work takes longest at its peak rate, and that "
+            f"time over the measured one. A step is predicted by the change of the limiter's work "
+            f"(bound before / bound after) and is unexplained when the measured speedup differs "
+            f"by more than {prediction.TOLERANCE:.0%}.",
+            "",
+        ],
+        [],
+    )
     for lad in ladders_present(kernel):
         lines += [f"### {lad.title}", ""]
         for shape in shapes_of(kernel, lad):
@@ -119,8 +155,12 @@ def section(kernel, context, table):
             steps += view.steps
     missing = ladder.families_without_rows(kernel)
     if missing:
-        lines += ["Rungs of the manifest with no benchmark in these results: " +
-                  ", ".join(f"{f.rung} `{f.family}`" for f in missing) + ".", ""]
+        lines += [
+            "Rungs of the manifest with no benchmark in these results: "
+            + ", ".join(f"{f.rung} `{f.family}`" for f in missing)
+            + ".",
+            "",
+        ]
     return lines, steps
 
 
@@ -130,23 +170,42 @@ def summary(kernel, context, table, steps):
     lines = ["## Summary", ""]
     if shape is None:
         return lines + ["No ladder rung in these results.", ""]
-    lines += [f"Each ladder at {shape}: the rung's representative variant, its GFLOP/s, its share "
-              "of the libraries of the same arithmetic, and its bottleneck account (the limiter, and "
-              "the share of the measured time its work explains at peak). Every shape and every step "
-              "is under [The ladders](#the-ladders).", ""]
+    lines += [
+        f"Each ladder at {shape}: the rung's representative variant, its GFLOP/s, its share "
+        "of the libraries of the same arithmetic, and its bottleneck account (the limiter, and "
+        "the share of the measured time its work explains at peak). Every shape and every step "
+        "is under [The ladders](#the-ladders).",
+        "",
+    ]
     for lad in ladders_present(kernel):
         view = ShapeLadder(kernel, lad, shape, context, table)
-        lines += [f"**{lad.title}, {shape}** ({prediction.tally_sentence(view.steps)})", "",
-                  view.table(SUMMARY_COLUMNS), ""] + view.no_account_note()
+        lines += [
+            f"**{lad.title}, {shape}** ({prediction.tally_sentence(view.steps)})",
+            "",
+            view.table(SUMMARY_COLUMNS),
+            "",
+        ] + view.no_account_note()
     lines += [f"Every ladder at every shape: {prediction.tally_sentence(steps)}", ""]
     return lines
 
 
 def steps_table(steps):
     """Every step of every ladder and shape as one table (for the closing note and the CSV)."""
-    return pd.DataFrame([{"ladder": s.ladder, "shape": s.shape, "step": s.label, "measured": s.measured,
-                          "predicted": s.predicted, "off": s.off, "verdict": s.verdict, "sentence": s.sentence}
-                         for s in steps])
+    return pd.DataFrame(
+        [
+            {
+                "ladder": s.ladder,
+                "shape": s.shape,
+                "step": s.label,
+                "measured": s.measured,
+                "predicted": s.predicted,
+                "off": s.off,
+                "verdict": s.verdict,
+                "sentence": s.sentence,
+            }
+            for s in steps
+        ]
+    )
 
 
 def best_rungs(kernel, context, table, shape):

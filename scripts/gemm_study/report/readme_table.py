@@ -1,6 +1,7 @@
 """The README's ladder table (summary_table.py --ladders): per ladder its fastest rung at the
 headline shape, from the same code as the report (ladder_report), written between the README's
 markers so that the README's numbers are regenerated, never typed."""
+
 import math
 
 from gemm_study.analysis import account, ceilings
@@ -55,21 +56,43 @@ def lines(path, also=(), command=""):
     for spec in also:
         other_path, other_shape = _also(spec)
         other_context, other_kernel, other_table = study(other_path)
-        views = {lad.key: ShapeLadder(other_kernel, lad, other_shape, other_context, other_table)
-                 for lad, _ in best_rungs(other_kernel, other_context, other_table, other_shape)}
+        views = {
+            lad.key: ShapeLadder(other_kernel, lad, other_shape, other_context, other_table)
+            for lad, _ in best_rungs(other_kernel, other_context, other_table, other_shape)
+        }
         others.append((other_path, other_shape, views))
-    head = ["ladder", "fastest rung", "GFLOP/s", "% of cuBLAS, same arithmetic", "% of its ceiling",
-            "limiter (explained)", "SM clock, power state"] + [f"at {_cube(s)}: % of cuBLAS" for _, s, _ in others]
-    out = [f"{context.get('gpu_name', 'unknown GPU')}, {_cube(shape)}, kernel time, L2 {context.get('l2_state', '?')}, "
-           "each kernel against cuBLAS measured in the same run:", "",
-           "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * 3 + "---|---|" + "---:|" * len(others)]
+    head = [
+        "ladder",
+        "fastest rung",
+        "GFLOP/s",
+        "% of cuBLAS, same arithmetic",
+        "% of its ceiling",
+        "limiter (explained)",
+        "SM clock, power state",
+    ] + [f"at {_cube(s)}: % of cuBLAS" for _, s, _ in others]
+    out = [
+        f"{context.get('gpu_name', 'unknown GPU')}, {_cube(shape)}, kernel time, L2 {context.get('l2_state', '?')}, "
+        "each kernel against cuBLAS measured in the same run:",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---|---|" + "---:|" * 3 + "---|---|" + "---:|" * len(others),
+    ]
     for lad, row in best_rungs(kernel, context, table, shape):
         explained = row.get("account_explained")
-        limiter = (f"{row['account_limiter']} ({explained:.2f})" if isinstance(explained, float) and explained == explained
-                   else "no account")
-        cells = [lad.title, f"{int(row['rung'])} `{row['variant']}`", number(row["gflops"]),
-                 f"{number(row['pct_of_reference'])}%", f"{number(row['pct_of_peak'])}%", limiter,
-                 f"{number(row.get('sm_clock_mhz'))} MHz, {_state(row)}"]
+        limiter = (
+            f"{row['account_limiter']} ({explained:.2f})"
+            if isinstance(explained, float) and explained == explained
+            else "no account"
+        )
+        cells = [
+            lad.title,
+            f"{int(row['rung'])} `{row['variant']}`",
+            number(row["gflops"]),
+            f"{number(row['pct_of_reference'])}%",
+            f"{number(row['pct_of_peak'])}%",
+            limiter,
+            f"{number(row.get('sm_clock_mhz'))} MHz, {_state(row)}",
+        ]
         for _, _, views in others:
             view = views.get(lad.key)
             same = view.rows[view.rows.family == row["family"]] if view is not None else None
@@ -94,8 +117,10 @@ def write_into(readme, block):
 
 def main(args):
     command = "gemm-summary-table " + " ".join(
-        [str(args.results), "--ladders"] + [f"--also {a}" for a in args.also] +
-        ([f"--readme {args.readme}"] if args.readme else []))
+        [str(args.results), "--ladders"]
+        + [f"--also {a}" for a in args.also]
+        + ([f"--readme {args.readme}"] if args.readme else [])
+    )
     block = lines(args.results, args.also, command)
     if args.readme:
         write_into(args.readme, block)

@@ -13,6 +13,7 @@ One panel per memory level whose traffic the results measure:
 Each compute ceiling is drawn as a clipped roof min(peak, bandwidth x intensity); the key names
 every point; `above_ceiling` lists any point above its own roof (the peak of the unit it runs on,
 ceilings.ceiling_key, and the level's bandwidth), which the report prints and the tests forbid."""
+
 import math
 
 import numpy as np
@@ -27,9 +28,11 @@ from gemm_study.data.results import has_tag
 from gemm_study.report.ladder_report import headline_shape
 
 # level -> (axis label, bandwidth ceiling key)
-LEVELS = {"dram": ("FLOP per DRAM byte (compulsory: A, B read once, C written once)", "dram"),
-          "l2": ("FLOP per L2 byte (measured sectors x 32 B)", "l2"),
-          "shared": ("FLOP per shared-memory byte (measured wavefronts x 128 B)", "shared")}
+LEVELS = {
+    "dram": ("FLOP per DRAM byte (compulsory: A, B read once, C written once)", "dram"),
+    "l2": ("FLOP per L2 byte (measured sectors x 32 B)", "l2"),
+    "shared": ("FLOP per shared-memory byte (measured wavefronts x 128 B)", "shared"),
+}
 
 
 def traffic_bytes(row, level):
@@ -66,15 +69,20 @@ def points(kernel, precision, shape, context, table):
         rows = rows[[isinstance(n, str) for n in rows.get("name", [None] * len(rows))]]
         if lad.level != "ladder":
             rows = rows[~rows.start.astype(bool)]  # the start is the CUDA-core ladder's top rung
-        parts.append(rows.assign(label=[f"{int(r['rung'])} {r['variant'] if r['start'] else r['family']}"
-                                        for _, r in rows.iterrows()],
-                                 tensor=lad.level != "ladder"))
+        parts.append(
+            rows.assign(
+                label=[f"{int(r['rung'])} {r['variant'] if r['start'] else r['family']}" for _, r in rows.iterrows()],
+                tensor=lad.level != "ladder",
+            )
+        )
         parts.append(ladder.references(kernel, lad, shape).assign(tensor=False))
     if not parts:
         return kernel.iloc[0:0]
     frame = pd.concat(parts, ignore_index=True).drop_duplicates("name")
-    frame["label"] = [lab if isinstance(lab, str) else f"{ladder.library_name(r)} {ladder.compute_of(r).upper()}"
-                      for lab, (_, r) in zip(frame.get("label", [None] * len(frame)), frame.iterrows())]
+    frame["label"] = [
+        lab if isinstance(lab, str) else f"{ladder.library_name(r)} {ladder.compute_of(r).upper()}"
+        for lab, (_, r) in zip(frame.get("label", [None] * len(frame)), frame.iterrows())
+    ]
     frame["ceiling"] = [ceilings.ceiling_key(r) for _, r in frame.iterrows()]
     return frame
 
@@ -136,15 +144,26 @@ def _draw_roofs(ax, level, table, precision, xs):
         ridge = ceiling.value / bandwidth.value if bandwidth else xs[0]
         right = xs[xs >= ridge]
         ax.plot(right, np.full_like(right, ceiling.value), color=colour, linewidth=1.2, linestyle="--")
-        ax.annotate(f"{ceiling.label}: {number(ceiling.value / 1e3)} TFLOP/s", (xs[-1], ceiling.value),
-                    fontsize=7, ha="right", va="bottom", color=colour)
+        ax.annotate(
+            f"{ceiling.label}: {number(ceiling.value / 1e3)} TFLOP/s",
+            (xs[-1], ceiling.value),
+            fontsize=7,
+            ha="right",
+            va="bottom",
+            color=colour,
+        )
     if bandwidth and peaks:
         top = max(p.value for p in peaks)
         left = xs[xs <= top / bandwidth.value]
         ax.plot(left, bandwidth.value * left, color="k", linewidth=1.0)
         middle = left[len(left) // 3]
-        ax.annotate(f"{bandwidth.label} {number(bandwidth.value)} GB/s", (middle, bandwidth.value * middle),
-                    fontsize=7, ha="left", va="top")
+        ax.annotate(
+            f"{bandwidth.label} {number(bandwidth.value)} GB/s",
+            (middle, bandwidth.value * middle),
+            fontsize=7,
+            ha="left",
+            va="top",
+        )
 
 
 def shape_of(kernel, precision):
@@ -174,7 +193,9 @@ def figure(kernel, context, out, precision, table):
         xs_points = np.array([intensity(r, level) for _, r in frame.iterrows()])
         finite = xs_points[np.isfinite(xs_points)]
         bandwidth = table.get(LEVELS[level][1])
-        ridges = [table[k].value / bandwidth.value for k in ceilings.OF_PRECISION[precision] if k in table and bandwidth]
+        ridges = [
+            table[k].value / bandwidth.value for k in ceilings.OF_PRECISION[precision] if k in table and bandwidth
+        ]
         lo, hi = min([*finite, *ridges]) / 4, max([*finite, *ridges]) * 4
         _draw_roofs(ax, level, table, precision, np.logspace(np.log10(lo), np.log10(hi), 200))
         for (_, row), x in zip(frame.iterrows(), xs_points):
@@ -189,10 +210,24 @@ def figure(kernel, context, out, precision, table):
         roof_note = "" if bandwidth else f" (no {level} bandwidth in these counters)"
         ax.set_title(f"{level.upper() if level != 'shared' else 'Shared memory'}{roof_note}", fontsize=9)
     clock = next((c.clock_mhz for c in table.values() if c.unit == "GFLOP/s"), math.nan)
-    fig.suptitle(f"Roofline, {precision.upper()} storage, {shape}: every rung and the libraries "
-                 f"(ceilings at {number(clock)} MHz)", fontsize=10)
-    handles = [plt.Line2D([], [], color=style[lab][0], marker=style[lab][1], linestyle="", markeredgecolor="k",
-                          markeredgewidth=0.4, label=lab) for lab in frame.label]
+    fig.suptitle(
+        f"Roofline, {precision.upper()} storage, {shape}: every rung and the libraries "
+        f"(ceilings at {number(clock)} MHz)",
+        fontsize=10,
+    )
+    handles = [
+        plt.Line2D(
+            [],
+            [],
+            color=style[lab][0],
+            marker=style[lab][1],
+            linestyle="",
+            markeredgecolor="k",
+            markeredgewidth=0.4,
+            label=lab,
+        )
+        for lab in frame.label
+    ]
     fig.legend(handles=handles, loc="center right", fontsize=7, title="rung family / library", title_fontsize=7)
     fig.tight_layout(rect=(0, 0, 1 - 2.4 / (5.2 * len(levels) + 2.6), 0.95))
     paths = save_figure(fig, out / f"roofline_{precision}")

@@ -4,6 +4,7 @@ stage_*_s counters, summed). Written to stages.json next to the results.
 
   gemm-stages --results R.json --stage build=12.5 --stage bench=201 --out stages.json
 """
+
 import math
 
 STAGES_FILE = "stages.json"
@@ -64,4 +65,3 @@ def markdown(recorded):
     if recorded.get("settings"):
         lines.append("\nSettings: " + ", ".join(f"{k}={v}" for k, v in recorded["settings"].items()) + ".")
     return "\n".join(lines)
-

@@ -3,6 +3,7 @@ section by section: the summary and contents, the ladders, the ceilings and roof
 variant, the tile sweeps, seed 001's series, end-to-end times, the write-ups' tables, the
 CUPTI-vs-ncu agreement and the time breakdown. `args` is gemm-report's parsed command line
 (out, ncu, ncu_crosscheck, command)."""
+
 import json
 import re
 
@@ -17,26 +18,62 @@ from gemm_study.data.results import context_value, has_tag, load_frame, one_row_
 from gemm_study.ncu import session as ncu
 from gemm_study.report import ladder_figure, ladder_report, roofline, seed_series, seeds, stages, tile_sweep
 
-OVERVIEW_COLUMNS = ["variant", "gflops", "pct_of_same_arithmetic", "account_limiter", "account_explained",
-                    "speedup_vs_naive", "speedup_vs_cpu", "gld_sectors_per_request",
-                    "smem_ld_wavefronts_per_request", "achieved_occupancy", "theoretical_occupancy",
-                    "registers_per_thread"]
+OVERVIEW_COLUMNS = [
+    "variant",
+    "gflops",
+    "pct_of_same_arithmetic",
+    "account_limiter",
+    "account_explained",
+    "speedup_vs_naive",
+    "speedup_vs_cpu",
+    "gld_sectors_per_request",
+    "smem_ld_wavefronts_per_request",
+    "achieved_occupancy",
+    "theoretical_occupancy",
+    "registers_per_thread",
+]
 
 
-OVERVIEW_HEADERS = {"pct_of_same_arithmetic": "% of cuBLAS (same arithmetic)", "account_limiter": "limiter",
-                    "account_explained": "explained"}
+OVERVIEW_HEADERS = {
+    "pct_of_same_arithmetic": "% of cuBLAS (same arithmetic)",
+    "account_limiter": "limiter",
+    "account_explained": "explained",
+}
 
 
 # The tile tables: the SASS-instrumented columns (wavefronts per request) stop at the counter cap,
 # the hardware ones (smem_wavefronts, sectors, occupancy, L2, DRAM, the account) go on at every size.
-COUNTER_COLUMNS = ["variant", "shape", "gflops", "account_limiter", "account_explained", "gld_sectors",
-                   "gld_sectors_per_request", "smem_wavefronts", "smem_ld_wavefronts_per_request",
-                   "smem_ld_bank_conflicts", "achieved_occupancy", "theoretical_occupancy", "registers_per_thread",
-                   "smem_per_block_bytes", "dram_read_bytes", "l2_read_hit_rate", "l2_hit_rate"]
+COUNTER_COLUMNS = [
+    "variant",
+    "shape",
+    "gflops",
+    "account_limiter",
+    "account_explained",
+    "gld_sectors",
+    "gld_sectors_per_request",
+    "smem_wavefronts",
+    "smem_ld_wavefronts_per_request",
+    "smem_ld_bank_conflicts",
+    "achieved_occupancy",
+    "theoretical_occupancy",
+    "registers_per_thread",
+    "smem_per_block_bytes",
+    "dram_read_bytes",
+    "l2_read_hit_rate",
+    "l2_hit_rate",
+]
 
 
-SCALING_COLUMNS = ["variant", "precision", "shape", "median_ms", "gflops", "speedup_vs_cpu",
-                   "warps_launched", "efficiency"]
+SCALING_COLUMNS = [
+    "variant",
+    "precision",
+    "shape",
+    "median_ms",
+    "gflops",
+    "speedup_vs_cpu",
+    "warps_launched",
+    "efficiency",
+]
 
 
 NCU_FOLDER = "ncu"
@@ -48,8 +85,7 @@ def ncu_agreement(kernel, exports, l2_bytes=0, sm_count=0):
         if not path.is_file():
             raise InputError(f"{path}: no such file")
         # Several exports of one run (counts, and the cache-state session) add up per benchmark.
-        by_benchmark = ncu.merge_by_benchmark(by_benchmark,
-                                              ncu.sum_by_benchmark(ncu.parse_raw_csv(path.read_text())))
+        by_benchmark = ncu.merge_by_benchmark(by_benchmark, ncu.sum_by_benchmark(ncu.parse_raw_csv(path.read_text())))
     # As the cross-check script gives them: the variant fact `spins` a plain bool (False where the
     # results did not record it), the GPU's SM count for the occupancy rules.
     cupti = {row["name"]: {**row.to_dict(), "spins": bool(row.get("spins") == 1)} for _, row in kernel.iterrows()}
@@ -74,22 +110,26 @@ def load_kernel_runs(path):
 def header(context, results, command, table):
     md = [f"# GEMM study on {context.get('gpu_name', 'unknown GPU')}", ""]
     md.append(f"Source: `{results.name}`" + (f", produced by `{command}`" if command else "") + ".")
-    md.append(f"GPU: {context.get('gpu_name')} (cc {context.get('gpu_compute_capability')}, "
-              f"{context.get('gpu_sm_count')} SMs, max SM clock {context.get('gpu_max_sm_clock_mhz')} MHz), "
-              f"driver {context.get('cuda_driver_version')}, CUDA runtime {context.get('cuda_runtime_version')}, "
-              f"revision {context.get('git_revision')}.")
+    md.append(
+        f"GPU: {context.get('gpu_name')} (cc {context.get('gpu_compute_capability')}, "
+        f"{context.get('gpu_sm_count')} SMs, max SM clock {context.get('gpu_max_sm_clock_mhz')} MHz), "
+        f"driver {context.get('cuda_driver_version')}, CUDA runtime {context.get('cuda_runtime_version')}, "
+        f"revision {context.get('git_revision')}."
+    )
     md.append(f"Timing: {context.get('timing')}. L2: {context.get('l2_state')}. Counters: {context.get('counters')}.")
     if context.get("power_state"):
         md.append(f"Power state: {context.get('power_state')}.")
     peaks = ", ".join(f"{c.label} {number(c.value)} {c.unit}" for c in table.values())
     md.append(f"Ceilings: {peaks or 'not recorded'} (see [Ceilings and the roofline](#ceilings-and-the-roofline)).")
-    md.append("\nDefinitions: speedup_vs_naive = time of naive_row with the same block edge (16x16 for "
-              "variants without one) / time; speedup_vs_cpu = serial CPU time at the same shape / time "
-              "(only where the CPU baseline ran); efficiency (seed 001) = speedup_vs_cpu / min(warps "
-              "launched, SMs x max warps per SM), the write-up's 'speedup per wavefront in use', with "
-              "the warps the variant's launch facts give. shared_register is the write-up's register "
-              "variant: it stages through registers and is not register blocking. Runs with "
-              "repetitions are shown as the median over the repetitions.\n")
+    md.append(
+        "\nDefinitions: speedup_vs_naive = time of naive_row with the same block edge (16x16 for "
+        "variants without one) / time; speedup_vs_cpu = serial CPU time at the same shape / time "
+        "(only where the CPU baseline ran); efficiency (seed 001) = speedup_vs_cpu / min(warps "
+        "launched, SMs x max warps per SM), the write-up's 'speedup per wavefront in use', with "
+        "the warps the variant's launch facts give. shared_register is the write-up's register "
+        "variant: it stages through registers and is not register blocking. Runs with "
+        "repetitions are shown as the median over the repetitions.\n"
+    )
     return md
 
 
@@ -109,31 +149,46 @@ def overview_section(kernel, precision):
     shape = shapes_by_size(data)[-1]
     every = data[data["shape"] == shape].sort_values("gflops", ascending=False)
     cols = [c for c in OVERVIEW_COLUMNS if c in every]
-    return [f"## Every variant, {precision}, {shape}", "",
-            markdown_table(every, cols, [OVERVIEW_HEADERS.get(c, c) for c in cols]), "",
-            f"Open any row in Nsight Compute: `{ladder.NCU_COMMAND.format(name='<benchmark name>')}` prints "
-            f"the command, or `gemm-ncu-session --variant <variant> --shape {shape} "
-            f"--precisions {precision} --set full` runs it.", ""]
+    return [
+        f"## Every variant, {precision}, {shape}",
+        "",
+        markdown_table(every, cols, [OVERVIEW_HEADERS.get(c, c) for c in cols]),
+        "",
+        f"Open any row in Nsight Compute: `{ladder.NCU_COMMAND.format(name='<benchmark name>')}` prints "
+        f"the command, or `gemm-ncu-session --variant <variant> --shape {shape} "
+        f"--precisions {precision} --set full` runs it.",
+        "",
+    ]
 
 
 def ceilings_section(context, table, kernel, figures):
-    lines = ["## Ceilings and the roofline", "",
-             "Compute ceilings at the maximum SM clock; a kernel that runs at a lower clock stays "
-             "below them. Each roofline point is a rung or library at the headline shape, under the "
-             "roof of the unit it runs on.", ""]
+    lines = [
+        "## Ceilings and the roofline",
+        "",
+        "Compute ceilings at the maximum SM clock; a kernel that runs at a lower clock stays "
+        "below them. Each roofline point is a rung or library at the headline shape, under the "
+        "roof of the unit it runs on.",
+        "",
+    ]
     lines += ceilings.markdown(context, table, kernel)
     counters_bw, context_bw = account.dram_bandwidth_check(kernel, context)
     if counters_bw == counters_bw:
-        lines += [f"DRAM bandwidth from the counters (dram__bytes.sum.peak_sustained x the HBM clock): "
-                  f"{number(counters_bw)} GB/s; from the context: {number(context_bw)} GB/s.", ""]
+        lines += [
+            f"DRAM bandwidth from the counters (dram__bytes.sum.peak_sustained x the HBM clock): "
+            f"{number(counters_bw)} GB/s; from the context: {number(context_bw)} GB/s.",
+            "",
+        ]
     for precision in ("fp32", "fp64"):
         shape = roofline.shape_of(kernel, precision)
         if shape is None:
             continue
         frame = roofline.points(kernel, precision, shape, context, table)
         above = roofline.above_ceiling(frame, table, context)
-        lines += [f"Above its own ceiling ({precision}): {label} at {level}, {number(g)} GFLOP/s over a roof of "
-                  f"{number(roof)}." for label, level, g, roof in above]
+        lines += [
+            f"Above its own ceiling ({precision}): {label} at {level}, {number(g)} GFLOP/s over a roof of "
+            f"{number(roof)}."
+            for label, level, g, roof in above
+        ]
         if not above:
             lines.append(f"Every {precision} point ({len(frame)} at {shape}) is under its own ceiling at every level.")
     lines.append("")
@@ -149,7 +204,8 @@ def tile_section(kernel, precisions, out):
             if data.empty:
                 continue
             data.pivot_table(index="shape", columns="params", values="gflops").to_csv(
-                out / f"gflops_{family}_{precision}.csv")
+                out / f"gflops_{family}_{precision}.csv"
+            )
             table = data.sort_values(["m", "tile"])
             cols = [c for c in COUNTER_COLUMNS if c in table]
             headers = [OVERVIEW_HEADERS.get(c, c) for c in cols]
@@ -166,16 +222,23 @@ def scaling_section(kernel):
     if scaling.empty:
         return []
     cols = [c for c in SCALING_COLUMNS if c in scaling]
-    return ["## Seed 001: threads, speedup over the serial CPU and efficiency", "",
-            markdown_table(scaling.sort_values(["precision", "m", "variant"]), cols), ""]
+    return [
+        "## Seed 001: threads, speedup over the serial CPU and efficiency",
+        "",
+        markdown_table(scaling.sort_values(["precision", "m", "variant"]), cols),
+        "",
+    ]
 
 
 def end_to_end_section(e2e):
     if e2e.empty:
         return []
-    return ["## End to end (host-device copies included, seed 001's other time)", "",
-            markdown_table(e2e.sort_values(["precision", "m"]),
-                                  ["variant", "precision", "shape", "median_ms", "gflops"]), ""]
+    return [
+        "## End to end (host-device copies included, seed 001's other time)",
+        "",
+        markdown_table(e2e.sort_values(["precision", "m"]), ["variant", "precision", "shape", "median_ms", "gflops"]),
+        "",
+    ]
 
 
 def stages_section(results):
@@ -202,15 +265,21 @@ def ncu_section(args, kernel, context):
         text = args.ncu_crosscheck.read_text()
         if args.ncu_crosscheck.resolve() != target.resolve():
             target.write_text(text)
-        lines += [f"The cross-check of the study's counters against ncu's on the same launches: "
-                  f"[{NCU_FOLDER}/{target.name}]({NCU_FOLDER}/{target.name}). {tally_line(text)}", ""]
+        lines += [
+            f"The cross-check of the study's counters against ncu's on the same launches: "
+            f"[{NCU_FOLDER}/{target.name}]({NCU_FOLDER}/{target.name}). {tally_line(text)}",
+            "",
+        ]
     if args.ncu:
         l2_bytes = context_value(context, "gpu_l2_bytes", default=0)
         text = ncu_agreement(kernel, args.ncu, l2_bytes, context_value(context, "gpu_sm_count", default=0))
         if text.startswith("|"):
             (folder / "agreement.md").write_text(text + "\n")
-            lines += [f"From the given exports ({', '.join(p.name for p in args.ncu)}): "
-                      f"[{NCU_FOLDER}/agreement.md]({NCU_FOLDER}/agreement.md). {tally_line(text)}", ""]
+            lines += [
+                f"From the given exports ({', '.join(p.name for p in args.ncu)}): "
+                f"[{NCU_FOLDER}/agreement.md]({NCU_FOLDER}/agreement.md). {tally_line(text)}",
+                "",
+            ]
         else:
             lines += [f"From the given exports: {text}", ""]
     return lines
@@ -224,8 +293,9 @@ def tally_line(text):
 def write_tables(out, kernel, accounts, steps):
     """results.csv (account columns included), account.json and ladder_steps.csv."""
     kernel.drop(columns=["param_values"], errors="ignore").to_csv(out / "results.csv", index=False)
-    (out / "account.json").write_text(json.dumps(account.as_json(kernel, accounts), indent=1, allow_nan=False,
-                                                 default=_json_number) + "\n")
+    (out / "account.json").write_text(
+        json.dumps(account.as_json(kernel, accounts), indent=1, allow_nan=False, default=_json_number) + "\n"
+    )
     ladder_report.steps_table(steps).to_csv(out / "ladder_steps.csv", index=False)
 
 
@@ -273,5 +343,6 @@ def write_report(args, context, kernel, e2e, errors):
     body += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures if p.suffix == ".png"]
     md = header(context, args.results, args.command, table) + contents(body) + body
     (args.out / "report.md").write_text("\n".join(md) + "\n")
-    print(f"wrote {args.out / 'report.md'}, results.csv, account.json, ladder_steps.csv and "
-          f"{len(figures)} figure files")
+    print(
+        f"wrote {args.out / 'report.md'}, results.csv, account.json, ladder_steps.csv and {len(figures)} figure files"
+    )

@@ -3,6 +3,7 @@ edges (the `tile` column, see results.sweep_edge), one generated sentence per st
 neighbouring edges naming the counter that moved most and its cause from the launch facts, and
 the figures of GFLOP/s and counters against the edge. Which variants go where comes from their
 tags, never from lists of family names."""
+
 import math
 
 import numpy as np
@@ -13,9 +14,16 @@ from gemm_study.data.manifest import TAGS
 from gemm_study.data.results import has_tag, max_warps_per_sm, shapes_by_size
 
 # Counters a tile-size step is explained by, in the order ties are broken.
-STEP_COUNTERS = ["gld_sectors", "gld_sectors_per_request", "smem_ld_wavefronts_per_request",
-                 "achieved_occupancy", "theoretical_occupancy", "dram_read_bytes", "l2_hit_rate",
-                 "registers_per_thread"]
+STEP_COUNTERS = [
+    "gld_sectors",
+    "gld_sectors_per_request",
+    "smem_ld_wavefronts_per_request",
+    "achieved_occupancy",
+    "theoretical_occupancy",
+    "dram_read_bytes",
+    "l2_hit_rate",
+    "registers_per_thread",
+]
 # A coalesced warp-wide load touches at most 4 (FP32) or 8 (FP64) sectors per operand; more
 # than this per request means the lanes walk rows, one sector each.
 SCATTERED_SECTORS_PER_REQUEST = 8
@@ -60,8 +68,10 @@ def explain_step(a, b, context):
     """One sentence for the step between neighbouring rows a -> b of one family (tile order):
     the counter that moved most, with its cause computed from the launch facts."""
     best, best_change = _largest_move(a, b)
-    head = (f"{a['family']} {a['params']} -> {b['params']} ({a['precision']}, {a['shape']}): "
-            f"{number(a['gflops'])} -> {number(b['gflops'])} GFLOP/s")
+    head = (
+        f"{a['family']} {a['params']} -> {b['params']} ({a['precision']}, {a['shape']}): "
+        f"{number(a['gflops'])} -> {number(b['gflops'])} GFLOP/s"
+    )
     missing = [row["params"] for row in (a, b) if not any(_finite(row, c) for c in STEP_COUNTERS)]
     if missing:
         capped = any(row.get("counters_capped") == 1 for row in (a, b))
@@ -85,20 +95,29 @@ def _cause(counter, a, b, context):
         threads = int(b["threads_per_block"])
         resident = round(b["theoretical_occupancy"] / 100 * max_warps / math.ceil(threads / 32))
         registers = int(b["registers_per_thread"]) if _finite(b, "registers_per_thread") else 0
-        return (f": {threads}-thread blocks, at most {resident} per SM "
-                f"({registers} registers per thread)")
-    if counter == "gld_sectors" and _finite(a, "smem_ld_requests") and a["smem_ld_requests"] > 0 \
-            and _finite(a, "tile") and _finite(b, "tile"):
-        return (f": each element of A and B is fetched once per tile of the other operand, "
-                f"{a['n'] / a['tile']:.0f} -> {b['n'] / b['tile']:.0f} times")
+        return f": {threads}-thread blocks, at most {resident} per SM ({registers} registers per thread)"
+    if (
+        counter == "gld_sectors"
+        and _finite(a, "smem_ld_requests")
+        and a["smem_ld_requests"] > 0
+        and _finite(a, "tile")
+        and _finite(b, "tile")
+    ):
+        return (
+            f": each element of A and B is fetched once per tile of the other operand, "
+            f"{a['n'] / a['tile']:.0f} -> {b['n'] / b['tile']:.0f} times"
+        )
     if counter == "gld_sectors_per_request" and _finite(b, "tile"):
         edge = int(b["tile"])
         if y > SCATTERED_SECTORS_PER_REQUEST:
             return f": threadIdx.x walks rows, so a warp reads {min(32, edge)} rows of A, one sector each"
         return f": a warp covers {max(1, 32 // edge)} row(s) of C and {min(32, edge)} consecutive columns"
     if counter == "smem_ld_wavefronts_per_request":
-        return ": shared loads need more passes (bank conflicts or wider loads)" if y > x else \
-            ": fewer passes per shared load"
+        return (
+            ": shared loads need more passes (bank conflicts or wider loads)"
+            if y > x
+            else ": fewer passes per shared load"
+        )
     if counter == "dram_read_bytes":
         compulsory = compulsory_read_bytes(a)
         return f" ({x / compulsory:.1f}x -> {y / compulsory:.1f}x the compulsory A+B traffic)"
@@ -114,15 +133,18 @@ def step_sentences(frame, context):
     return out
 
 
-
 # ----------------------------------------------------------------------------- figures
+
 
 def twin_families(frame):
     """family -> the earlier tile_sweep family it duplicates: same exact counters at every
     common tile and shape (the same instructions, e.g. the write-up's 'register' variant).
     Twins are drawn dashed over their original so both stay visible."""
-    exact = [c for c in ("gld_sectors", "gld_requests", "smem_ld_wavefronts", "smem_ld_requests",
-                         "registers_per_thread") if c in frame]
+    exact = [
+        c
+        for c in ("gld_sectors", "gld_requests", "smem_ld_wavefronts", "smem_ld_requests", "registers_per_thread")
+        if c in frame
+    ]
     if not exact:
         return {}
     families = tile_sweep_families(frame)
@@ -175,7 +197,9 @@ def figures(frame, out, precisions, l2_bytes=math.inf):
         for ax, shape in zip(axes[0], shapes):
             for family, group in data[data["shape"] == shape].groupby("family", sort=False):
                 group = group.sort_values("tile")
-                ax.plot(group.tile, group.gflops, marker="o", label=family, color=colour[family], linestyle=style[family])
+                ax.plot(
+                    group.tile, group.gflops, marker="o", label=family, color=colour[family], linestyle=style[family]
+                )
             ax.set(title=f"{precision} {shape}", xlabel="tile / block edge", ylabel="GFLOP/s")
             _tile_axis(ax, edges)
         axes[0][0].legend(fontsize=7)
@@ -197,13 +221,22 @@ def figures(frame, out, precisions, l2_bytes=math.inf):
                 for family, group in sub.groupby("family", sort=False):
                     if counter in group and group[counter].notna().any():
                         group = group.sort_values("tile")
-                        ax.plot(group.tile, group[counter], marker="o", label=family, color=colour[family],
-                                linestyle=style[family])
+                        ax.plot(
+                            group.tile,
+                            group[counter],
+                            marker="o",
+                            label=family,
+                            color=colour[family],
+                            linestyle=style[family],
+                        )
                 ax.set_title(f"{counter}\n({precision} {shape})", fontsize=9)
                 ax.set(xlabel="tile / block edge")
                 _tile_axis(ax, edges)
-            handles = [plt.Line2D([], [], color=colour[f], linestyle=style[f], marker="o", label=f)
-                       for f in families if f in set(sub.family)]
+            handles = [
+                plt.Line2D([], [], color=colour[f], linestyle=style[f], marker="o", label=f)
+                for f in families
+                if f in set(sub.family)
+            ]
             fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=7)
             fig.tight_layout(rect=(0, 0.12, 1, 1))
             written += save_figure(fig, out / f"counters_vs_tile_{precision}")

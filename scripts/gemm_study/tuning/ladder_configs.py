@@ -1,6 +1,7 @@
 """The tuned rung's configuration per precision and size (kernels/ladder/tuned_configs.inc): from a
 sweep of the `tuned` family's tuning instances, the fastest configuration, ties to the larger
 block tile."""
+
 from collections import defaultdict
 
 from gemm_study.data.errors import InputError
@@ -99,4 +100,3 @@ def render(wins, source):
         lines.append(f"// {precision} {size}^3: {best:.0f} GFLOP/s (next best {second:.0f})")
         lines.append(f"LADDER_TUNED({precision}, {size}, {config.initializer()})")
     return "\n".join(lines) + "\n"
-

@@ -1,6 +1,7 @@
 """The auto dispatcher's table (kernels/dispatch/auto_table.inc): per arithmetic and shape of a
 suite sweep, the fastest verified variant that may serve the arithmetic, ties to a variant that
 takes its K split from the device; each entry beside the best cuBLAS anchor."""
+
 import statistics
 from collections import defaultdict
 
@@ -11,8 +12,7 @@ from gemm_study.tuning import sweep
 
 DEFAULT_OUT = CHECKOUT / "kernels" / "dispatch" / "auto_table.inc"
 ARITHMETICS = ("fp32", "tf32", "fp64")
-ANCHORS = {"fp32": ("cublas", "cublaslt"), "tf32": ("cublas_tf32", "cublaslt_tf32"),
-           "fp64": ("cublas", "cublaslt")}
+ANCHORS = {"fp32": ("cublas", "cublaslt"), "tf32": ("cublas_tf32", "cublaslt_tf32"), "fp64": ("cublas", "cublaslt")}
 NOT_CANDIDATES = ("reference", "cpu", "seed", "dispatch")  # level tags
 DEVICE_SPLIT_KEYS = ("ks", "slices")
 TIE = 0.02
@@ -49,8 +49,7 @@ def anchor_arithmetics(variant):
     family, precision = variant.get("family"), variant.get("precision")
     if "reference" not in (variant.get("tags") or []) or variant.get("end_to_end"):
         return []
-    return [a for a, fams in ANCHORS.items()
-            if family in fams and (precision == "fp64") == (a == "fp64")]
+    return [a for a, fams in ANCHORS.items() if family in fams and (precision == "fp64") == (a == "fp64")]
 
 
 def shape_of(variant):
@@ -99,9 +98,17 @@ def winners(times, anchors):
         name, ms, second = pick(candidates)
         anchor = anchors.get((arith, shape), {})
         best_anchor = min(((statistics.median(t), f) for f, t in anchor.items()), default=None)
-        out.append((arith, shape, name, ms, second,
-                    best_anchor[1] if best_anchor else None,
-                    best_anchor[0] if best_anchor else float("nan")))
+        out.append(
+            (
+                arith,
+                shape,
+                name,
+                ms,
+                second,
+                best_anchor[1] if best_anchor else None,
+                best_anchor[0] if best_anchor else float("nan"),
+            )
+        )
     return sorted(out, key=lambda w: (ARITHMETICS.index(w[0]), w[1]))
 
 

@@ -3,6 +3,7 @@
 keep those within a tie of the best, name the runner-up, and write the table or print it.
 Which candidate wins a tie is each table's own rule (tuning/ladder_configs.py,
 tuning/shape_table.py), so the engine takes the ranked list and leaves the choice to them."""
+
 import statistics
 import sys
 
