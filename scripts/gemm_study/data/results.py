@@ -34,6 +34,7 @@ import numpy as np
 from gemm_study.data import names
 from gemm_study.data.errors import InputError
 from gemm_study.data.manifest import TAGS
+from gemm_study.data.schema import check_version
 from gemm_study.data.shape import Shape, shape_order
 
 TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
@@ -209,6 +210,7 @@ def load_results(path):
         raise InputError(f"{path}: not a Google Benchmark results file (no 'benchmarks' list)")
     if not isinstance(data.get("context"), dict):
         raise InputError(f"{path}: no 'context' section")
+    check_version(path, data["context"])
     for i, entry in enumerate(data["benchmarks"]):
         check_entry(path, i, entry)
     return data["context"], data["benchmarks"]
