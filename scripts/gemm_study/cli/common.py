@@ -2,6 +2,7 @@
 `usage: gemm-report ...` however the command was launched) and the parsers of option values."""
 
 import argparse
+from pathlib import Path
 
 from gemm_study.data.errors import InputError
 
@@ -11,6 +12,16 @@ def command_parser(prog, doc, first_line_only=False):
     if first_line_only:
         return argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
     return argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def sweep_parser(prog, doc, default_out, printed):
+    """The parser of a sweep command (gemm-tune-ladder, gemm-tune-shapes): sweep files, where to
+    write the table, and --dry-run, which prints the `printed` thing instead."""
+    parser = command_parser(prog, doc, first_line_only=True)
+    parser.add_argument("results", type=Path, nargs="+")
+    parser.add_argument("--out", type=Path, default=default_out)
+    parser.add_argument("--dry-run", action="store_true", help=f"print the {printed} instead of writing it")
+    return parser
 
 
 def fraction(name, low=0.0, high=1.0):

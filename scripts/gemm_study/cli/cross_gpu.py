@@ -8,7 +8,6 @@ predicted it. Files with per-sample clocks and a power state and older files bot
 Example: gemm-cross-gpu reports/h100-80gb-hbm3/results.json reports/h200/results.json --out reports/cross_gpu.md
 """
 
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -39,7 +38,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

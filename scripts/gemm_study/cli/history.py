@@ -117,7 +117,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

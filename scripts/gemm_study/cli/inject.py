@@ -1,13 +1,5 @@
-"""Deliberate slowdowns for recording a history whose regressions are known (scripts/
-record_history.sh): a clock64 spin at the start of one family's kernel, in a copy of the tree,
-long enough to cost a chosen share of the kernel's cycles in the baseline run.
-
-  spin per block = share x kernel cycles / waves,   waves = ceil(blocks / (SMs x blocks per SM))
-
-One thread of each block spins, so the block finishes that many cycles later (its other warps
-wait for it at the first barrier, or it ends last) while its neighbours on the SM keep issuing;
-every wave of blocks is late by the spin. The measured step is the truth the history is checked
-against; the calibration only aims at it.
+"""Deliberate slowdowns in a copy of the tree, for recording a history whose regressions are
+known (scripts/record_history.sh; gemm_study/regression/inject.py says how a spin is calibrated).
 
   gemm-inject check --tree TREE warptile               (exit 0 when the family's kernel takes a spin)
   gemm-inject plan --baseline RUN.json --tree TREE warptile=0.02 blocktile_2d=0.05
@@ -17,7 +9,6 @@ against; the calibration only aims at it.
 """
 
 import json
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -87,7 +78,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

@@ -9,7 +9,6 @@ agreement fails, 2 for bad input or no GPU.
 """
 
 import json
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -82,7 +81,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -114,7 +113,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

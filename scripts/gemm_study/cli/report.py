@@ -15,7 +15,6 @@ predicted, verdict, sentence) and the figures. Runs with repetitions show the me
 Example: gemm-report reports/h100/results.json --out reports/h100
 """
 
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -48,7 +47,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

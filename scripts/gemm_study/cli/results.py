@@ -7,7 +7,6 @@
 Exit status 2 on a file that is not a results file.
 """
 
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -40,7 +39,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

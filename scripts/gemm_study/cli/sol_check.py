@@ -19,7 +19,6 @@ operands, twice the H100's L2):
 timed in (docs/nsight-compute.md).
 """
 
-import sys
 from pathlib import Path
 
 from gemm_study.analysis import account
@@ -70,7 +69,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

@@ -7,7 +7,6 @@ stage_*_s counters, summed). Written to stages.json next to the results.
 
 import json
 import math
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -56,7 +55,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

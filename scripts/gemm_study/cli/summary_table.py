@@ -15,7 +15,6 @@ Examples: gemm-summary-table reports/h200/results.json --shape 4096x4096x4096
           gemm-summary-table reports/h100-80gb-hbm3/results.json --ladders --readme README.md
 """
 
-import sys
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
@@ -87,7 +86,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

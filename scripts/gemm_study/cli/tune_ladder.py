@@ -16,20 +16,15 @@ Exit status: 0 written, 2 bad input (no tuning results, unreadable JSON).
 """
 
 import sys
-from pathlib import Path
 
-from gemm_study.cli.common import command_parser
+from gemm_study.cli.common import sweep_parser
 from gemm_study.data.errors import InputError, run_cli
 from gemm_study.tuning import sweep
 from gemm_study.tuning.ladder_configs import DEFAULT_OUT, PRECISIONS, collect, render, winners
 
 
 def main(argv=None):
-    ap = command_parser("gemm-tune-ladder", __doc__, first_line_only=True)
-    ap.add_argument("results", type=Path, nargs="+")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--dry-run", action="store_true", help="print the file instead of writing it")
-    args = ap.parse_args(argv)
+    args = sweep_parser("gemm-tune-ladder", __doc__, DEFAULT_OUT, "file").parse_args(argv)
     try:
         (speeds,), sources = sweep.read_sweeps(args.results, collect)
     except InputError as e:
@@ -65,7 +60,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

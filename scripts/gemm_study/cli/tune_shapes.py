@@ -17,9 +17,8 @@ Exit status: 0 written, 2 bad input (no candidates, unreadable JSON).
 """
 
 import sys
-from pathlib import Path
 
-from gemm_study.cli.common import command_parser
+from gemm_study.cli.common import sweep_parser
 from gemm_study.data.errors import InputError, run_cli
 from gemm_study.data.shape import Shape
 from gemm_study.tuning import sweep
@@ -27,11 +26,7 @@ from gemm_study.tuning.shape_table import DEFAULT_OUT, collect, render, winners
 
 
 def main(argv=None):
-    ap = command_parser("gemm-tune-shapes", __doc__, first_line_only=True)
-    ap.add_argument("results", type=Path, nargs="+")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--dry-run", action="store_true", help="print the table instead of writing it")
-    args = ap.parse_args(argv)
+    args = sweep_parser("gemm-tune-shapes", __doc__, DEFAULT_OUT, "table").parse_args(argv)
     try:
         (times, anchors), sources = sweep.read_sweeps(args.results, collect)
         wins = winners(times, anchors)
@@ -58,7 +53,3 @@ def main(argv=None):
 
 def run():
     return run_cli(main)
-
-
-if __name__ == "__main__":
-    sys.exit(run())

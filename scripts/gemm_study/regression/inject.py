@@ -8,10 +8,7 @@ One thread of each block spins, so the block finishes that many cycles later (it
 wait for it at the first barrier, or it ends last) while its neighbours on the SM keep issuing;
 every wave of blocks is late by the spin. The measured step is the truth the history is checked
 against; the calibration only aims at it.
-
-  gemm-inject plan --baseline RUN.json --tree TREE warptile=0.02 blocktile_2d=0.05
-  gemm-inject apply --tree TREE warptile=812 ...     (cycles per block)
-  gemm-inject remove --tree TREE                        (restores every file)
+The command line is gemm-inject (cli/inject.py).
 """
 
 import math
