@@ -1,8 +1,10 @@
 """Every command, run on the committed results, gives the output recorded from the tools before
 they became one package (data/golden: cases.json lists the commands; each case's folder holds
 its stdout, exit status, stderr on bad input, and the text files it wrote; a large file by its
-SHA-256). The one deliberate difference: a command names itself by its installed name
-(gemm-compare), where the old scripts wrote their path (gemm-compare)."""
+SHA-256). The deliberate differences: a command names itself by its installed name
+(gemm-compare), where the old scripts wrote their path (scripts/ + compare.py); and the
+dashboard page (history_h100's dashboard.html), recorded again when its panels took one relative
+range per kind, the page's width, whole revision labels and an index."""
 
 import hashlib
 import importlib

@@ -2,7 +2,9 @@
 (history.build): per benchmark, the time statistic (cycles where clocks exist) and GFLOP/s over
 the revisions with the interquartile band of the repetitions and the change points marked, and a
 table of the open regressions with the command that profiles each bad revision in Nsight
-Compute. Everything is inline (CSS and SVG, no script, no font or file fetched), so the page
+Compute, and an index of the benchmarks by family. Every panel of a kind spans the same relative
+range around its own level (the page's largest move sets it), so a 1% wobble looks 1% tall next
+to an 80% step instead of filling its panel. Everything is inline (CSS and SVG, no script, no font or file fetched), so the page
 reads from the file system without a server or a network."""
 
 import html
@@ -10,7 +12,9 @@ import math
 
 from gemm_study.data.formatting import significant
 
-WIDTH, HEIGHT, PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 420, 170, 58, 10, 18, 46
+WIDTH, HEIGHT, PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 640, 230, 58, 10, 18, 110
+# The smallest relative range of a panel (+-1.5%): below it, drift would look larger than it is.
+MIN_HALF_RANGE = 0.015
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; } h3 { font-size: 0.95em; margin: 0.2em 0; }
@@ -18,9 +22,10 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
 th { background: #f2f2f2; } td.num { text-align: right; }
 code { font-size: 0.85em; background: #f6f6f6; padding: 0.1em 0.3em; }
-.benchmark { display: inline-block; margin: 0.6em 1.2em 0.6em 0; vertical-align: top; }
-.plots { display: flex; gap: 0.5em; }
-svg { background: #fff; border: 1px solid #ddd; }
+.benchmark { margin: 0.6em 0; }
+.plots { display: grid; grid-template-columns: 1fr 1fr; gap: 0.5em; }
+svg { background: #fff; border: 1px solid #ddd; width: 100%; height: auto; }
+nav#index li { margin: 0.1em 0; }
 svg text { font-size: 9px; fill: #444; }
 .band { fill: #1f77b4; fill-opacity: 0.25; stroke: none; }
 .median { fill: none; stroke: #1f77b4; stroke-width: 1.5; }
@@ -50,19 +55,51 @@ def page(history):
         _open_table(open_ones),
         "<h2>Recovered regressions</h2>",
         _recovered_table([e for e in history["regressions"] if not e["open"]]),
+        _index(history["series"]),
         "<h2>Benchmarks</h2>",
         '<p class="legend">Each panel: the median of the repetitions per revision, the band from the 25th to '
         "the 75th percentile; dashed lines: change points (red slower, green faster) before the revision "
         "they start at; x: the benchmark failed at that revision; a gap: it did not run.</p>",
     ]
-    families = {}
-    for name, series in history["series"].items():
-        families.setdefault(series["family"], []).append((name, series))
-    for family, members in sorted(families.items()):
+    half_ranges = {kind: _half_range(history["series"], key) for kind, key in PANELS}
+    for family, members in sorted(_families(history["series"]).items()):
         parts.append(f'<h3 id="family-{_e(family)}">{_e(family)}</h3>')
-        parts += [_benchmark(name, series, runs) for name, series in members]
+        parts += [_benchmark(name, series, runs, half_ranges) for name, series in members]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+# The panels of a benchmark: (kind, the point field that holds its band).
+PANELS = (("statistic", "band"), ("gflops", "gflops"))
+
+
+def _families(series_by_name):
+    families = {}
+    for name, series in series_by_name.items():
+        families.setdefault(series["family"], []).append((name, series))
+    return families
+
+
+def _index(series_by_name):
+    """Links to each family's panels, with how many benchmarks each has."""
+    items = [
+        f'<li><a href="#family-{_e(family)}">{_e(family)}</a> ({len(members)})</li>'
+        for family, members in sorted(_families(series_by_name).items())
+    ]
+    return '<nav id="index"><h2>Index</h2><ul>' + "".join(items) + "</ul></nav>"
+
+
+def _half_range(series_by_name, key):
+    """Half the relative range every panel of one kind spans: the largest of any benchmark's
+    (max - min) / 2 / level, and at least MIN_HALF_RANGE."""
+    widest = MIN_HALF_RANGE
+    for series in series_by_name.values():
+        values = _finite([v for point in series["points"] for v in (point.get(key) or ())])
+        if values:
+            middle = (min(values) + max(values)) / 2
+            if middle > 0:
+                widest = max(widest, (max(values) - min(values)) / 2 / middle)
+    return widest
 
 
 def _e(text):
@@ -107,12 +144,26 @@ def _recovered_table(entries):
     return "\n".join(rows + ["</table>"])
 
 
-def _benchmark(name, series, runs):
+def _benchmark(name, series, runs, half_ranges):
     short = name.removeprefix("gemm/").removesuffix("/manual_time")
     unit = {"kcycles": "thousand SM cycles", "ms": "ms"}[series["statistic"]]
     panels = [
-        _plot([p["band"] for p in series["points"]], series, runs, f"{unit} (lower is better)", "statistic"),
-        _plot([p["gflops"] for p in series["points"]], series, runs, "GFLOP/s (higher is better)", "gflops"),
+        _plot(
+            [p["band"] for p in series["points"]],
+            series,
+            runs,
+            f"{unit} (lower is better)",
+            "statistic",
+            half_ranges["statistic"],
+        ),
+        _plot(
+            [p["gflops"] for p in series["points"]],
+            series,
+            runs,
+            "GFLOP/s (higher is better)",
+            "gflops",
+            half_ranges["gflops"],
+        ),
     ]
     return (
         f'<div class="benchmark" data-name="{_e(name)}"><h3>{_e(short)}</h3>'
@@ -124,13 +175,14 @@ def _finite(values):
     return [v for v in values if v is not None and isinstance(v, (int, float)) and math.isfinite(v)]
 
 
-def _plot(bands, series, runs, label, kind):
-    """One inline SVG: band, median line, points, failures and change points over the revisions."""
+def _plot(bands, series, runs, label, kind, half_range=MIN_HALF_RANGE):
+    """One inline SVG: band, median line, points, failures and change points over the revisions,
+    on +-half_range of the panel's own level (the same relative range for every panel of a kind)."""
     count = len(runs)
     values = _finite([v for band in bands for v in band])
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     middle = (low + high) / 2 or 1.0
-    low, high = min(low, middle * 0.985), max(high, middle * 1.015)  # at least +-1.5%: drift looks its size
+    low, high = min(low, middle * (1 - half_range)), max(high, middle * (1 + half_range))
     x = lambda i: PAD_LEFT + (WIDTH - PAD_LEFT - PAD_RIGHT) * (i + 0.5) / count
     y = lambda v: PAD_TOP + (HEIGHT - PAD_TOP - PAD_BOTTOM) * (high - v) / (high - low)
     out = [
@@ -172,7 +224,7 @@ def _plot(bands, series, runs, label, kind):
     for i, run in enumerate(runs):
         out.append(
             f'<text x="{x(i):.1f}" y="{HEIGHT - PAD_BOTTOM + 12}" text-anchor="end" '
-            f'transform="rotate(-30 {x(i):.1f} {HEIGHT - PAD_BOTTOM + 12})">{_e(run["label"][:14])}</text>'
+            f'transform="rotate(-45 {x(i):.1f} {HEIGHT - PAD_BOTTOM + 12})">{_e(run["label"])}</text>'
         )
     out.append("</svg>")
     return "".join(out)
