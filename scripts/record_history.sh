@@ -4,7 +4,7 @@
 # the dashboard over them.
 #
 #   r0 r1     the tree as it is, built once, tracked twice (same build: a change point here is false)
-#   r2        + a clock64 spin in kernel A costing ~2% of its cycles      (gemm_study/inject.py)
+#   r2        + a clock64 spin in kernel A costing ~2% of its cycles      (gemm_study/regression/inject.py)
 #   r3        + a spin in kernel B costing ~5%
 #   r4        + a spin in kernel C costing ~10%  (the three accumulate like real commits)
 #   r5 r6     the spins taken out again, tracked twice
@@ -20,7 +20,9 @@
 #   RECORD_FAMILIES="warptile|blocktile_2d|blocktile_1d|vectorized|conflict_free|tuned|mma_tf32_pipelined"
 #   RECORD_REPETITIONS=10
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+root=$gemm_root
 out=${1:?usage: scripts/record_history.sh OUT_DIR}
 mkdir -p "$out/runs" "$out/logs"
 out=$(cd "$out" && pwd)
@@ -28,12 +30,11 @@ targets=(${RECORD_TARGETS:-warptile blocktile_2d blocktile_1d vectorized mma_tf3
 shares=(${RECORD_SHARES:-0.02 0.05 0.10})
 families=${RECORD_FAMILIES:-warptile|blocktile_2d|blocktile_1d|vectorized|conflict_free|tuned|mma_tf32_pipelined}
 repetitions=${RECORD_REPETITIONS:-10}
-python=$("$root/scripts/bootstrap")
-command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
-nvidia-smi -L >/dev/null 2>&1 || { echo "error: no NVIDIA GPU here (nvidia-smi lists none)" >&2; exit 2; }
+tools=$(gemm_tools)
+gemm_cuda_on_path
+gemm_has_gpu || { echo "error: no NVIDIA GPU here (nvidia-smi lists none)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export PYTHONPATH=$root/scripts${PYTHONPATH:+:$PYTHONPATH}
 start=$(date +%s)
 say() { printf '[%4d s] %s\n' $(( $(date +%s) - start )) "$*" | tee -a "$out/logs/record.log"; }
 
@@ -60,14 +61,7 @@ track() {  # LABEL: a tracking run labelled LABEL (context git_revision; the bui
   BUILD_DIR=$build "$root/scripts/track.sh" "$file" --precisions=fp32 \
     --benchmark_filter="^gemm/fp32/($families)/" --benchmark_repetitions="$repetitions" \
     >>"$out/logs/track.log" 2>&1 || { tail -30 "$out/logs/track.log"; echo "error: track.sh failed ($1)" >&2; exit 1; }
-  "$python" - "$file" "$1" <<'EOF'
-import json, sys
-path, label = sys.argv[1:]
-data = json.load(open(path))
-data["context"]["build_git_revision"] = data["context"].get("git_revision", "unknown")
-data["context"]["git_revision"] = label
-json.dump(data, open(path, "w"), indent=1)
-EOF
+  "$tools/gemm-results" relabel "$file" "$1"
   n=$((n + 1))
 }
 
@@ -78,8 +72,7 @@ track "$head"
 chosen=()
 for family in "${targets[@]}"; do
   [ ${#chosen[@]} -lt ${#shares[@]} ] || break
-  if "$python" -c "import sys; from gemm_study.inject import kernel_file; kernel_file(sys.argv[1], sys.argv[2])" \
-      "$tree" "$family" 2>>"$out/logs/record.log" &&
+  if "$tools/gemm-inject" check --tree "$tree" "$family" 2>>"$out/logs/record.log" &&
      grep -q "\"gemm/fp32/$family/" "$out/runs/00_"*.json; then
     chosen+=("$family")
   fi
@@ -87,28 +80,26 @@ done
 [ ${#chosen[@]} = ${#shares[@]} ] || { echo "error: only ${#chosen[@]} injectable tracked families among ${targets[*]}" >&2; exit 1; }
 pairs=()
 for i in "${!chosen[@]}"; do pairs+=("${chosen[$i]}=${shares[$i]}"); done
-"$python" -m gemm_study.inject plan --tree "$tree" --baseline "$out/runs/00_"*.json "${pairs[@]}" >"$out/injections.json"
+"$tools/gemm-inject" plan --tree "$tree" --baseline "$out/runs/00_"*.json "${pairs[@]}" >"$out/injections.json"
 say "plan: $(tr -d '\n' <"$out/injections.json")"
 
 label=$head
 for i in "${!chosen[@]}"; do
   family=${chosen[$i]}
-  cycles=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]["spin_cycles"])' \
-           "$out/injections.json" "$family")
-  "$python" -m gemm_study.inject apply --tree "$tree" "$family=$cycles" | tee -a "$out/logs/record.log"
+  "$tools/gemm-inject" apply --tree "$tree" --plan "$out/injections.json" "$family" | tee -a "$out/logs/record.log"
   label=$label+slow-$family
   build_bench "$label"
   track "$label"
 done
 
-"$python" -m gemm_study.inject remove --tree "$tree" >/dev/null
+"$tools/gemm-inject" remove --tree "$tree" >/dev/null
 build_bench "$head (spins removed)"
 track "$head+removed"
 track "$head+removed"
 
 say "history and dashboard"
 set +e
-"$python" "$root/scripts/history.py" "$out/runs" --out "$out/history" --dashboard "$out/dashboard.html" \
+"$tools/gemm-history" "$out/runs" --out "$out/history" --dashboard "$out/dashboard.html" \
   | tee "$out/logs/history.log"
 set -e
 say "done in $(( $(date +%s) - start )) s: $out/history/history.md, $out/dashboard.html"

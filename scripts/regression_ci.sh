@@ -13,7 +13,9 @@
 # Exit status: 0 no regression; 1 a regression (compare.py against the baseline, or an open one in
 # the history); 2 bad input or a failed build or run.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+root=$gemm_root
 history_root=""; recorded=""; append=1; track_options=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$history_root" ] || { echo "error: usage: scripts/regression_ci.sh HISTORY_ROOT [--recorded RUN.json]" >&2; exit 2; }
-python=$("$root/scripts/bootstrap")
+tools=$(gemm_tools)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stage() { printf '\n== %s\n' "$*"; }
@@ -38,7 +40,7 @@ if [ -n "$recorded" ]; then
   run=$recorded
 else
   stage "build (${BUILD_DIR:-$root/build})"
-  command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+  gemm_cuda_on_path
   build=${BUILD_DIR:-$root/build}
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 &&
     cmake --build "$build" --target gemm-bench >"$work/build.log" 2>&1 ||
@@ -48,9 +50,8 @@ else
   BUILD_DIR=$build "$root/scripts/track.sh" "$run" "${track_options[@]}" || { echo "error: tracking run failed" >&2; exit 2; }
 fi
 
-read -r slug revision < <("$python" -c 'import json, sys
-ctx = json.load(open(sys.argv[1]))["context"]
-print(ctx.get("gpu_slug") or "gpu", ctx.get("git_revision") or "unknown")' "$run") ||
+slug=$("$tools/gemm-results" context "$run" gpu_slug --default gpu 2>/dev/null) &&
+  revision=$("$tools/gemm-results" context "$run" git_revision --default unknown) ||
   { echo "error: $run: not a gemm-bench results file" >&2; exit 2; }
 dir=$history_root/$slug
 mkdir -p "$dir/runs"
@@ -59,7 +60,7 @@ status=0
 stage "compare with the baseline ($dir/baseline.json)"
 if [ -f "$dir/baseline.json" ]; then
   set +e
-  "$python" "$root/scripts/compare.py" "$dir/baseline.json" "$run" --markdown "$dir/compare.md" >/dev/null
+  "$tools/gemm-compare" "$dir/baseline.json" "$run" --markdown "$dir/compare.md" >/dev/null
   compared=$?
   set -e
   [ $compared -le 1 ] || exit 2
@@ -83,7 +84,7 @@ extra=()
 if [ $((runs + ${#extra[@]})) -ge 2 ]; then
   stage "history and dashboard ($dir)"
   set +e
-  "$python" "$root/scripts/history.py" "$dir/runs" "${extra[@]}" --out "$dir" --no-figures --dashboard "$dir/dashboard.html"
+  "$tools/gemm-history" "$dir/runs" "${extra[@]}" --out "$dir" --no-figures --dashboard "$dir/dashboard.html"
   drawn=$?
   set -e
   [ $drawn -le 1 ] || exit 2

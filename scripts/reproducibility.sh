@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Do the study's numbers come back on this GPU? The default study (scripts/run_study.sh), then at
 # once the same study again with times only (STUDY_COUNTERS=off STUDY_CROSSCHECK=off: about half
-# its time), then scripts/reproducibility.py on the two: every benchmark above 1 ms SAME by
+# its time), then gemm-reproducibility on the two: every benchmark above 1 ms SAME by
 # compare.py's rule, and the README's headline figures within 2%.
 #
 # Usage: scripts/reproducibility.sh OUT_DIR
@@ -10,10 +10,12 @@
 #   both runs.
 # Exit status: 0 reproducible, 1 not (the page says what moved), 2 bad input or a failed study.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+root=$gemm_root
 out=${1:-}
 [ -n "$out" ] && [ $# -eq 1 ] || { echo "error: usage: scripts/reproducibility.sh OUT_DIR" >&2; exit 2; }
-nvidia-smi -L >/dev/null 2>&1 || { echo "error: no NVIDIA GPU here (nvidia-smi lists none): both runs need one" >&2; exit 2; }
+gemm_has_gpu || { echo "error: no NVIDIA GPU here (nvidia-smi lists none): both runs need one" >&2; exit 2; }
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 
 results_of() {  # RUN_DIR: the one results.json the study wrote under it
@@ -33,5 +35,5 @@ STUDY_COUNTERS=off STUDY_CROSSCHECK=off "$root/scripts/run_study.sh" "$out/secon
 # not on an argument (the comparison would run on an empty path).
 first_json=$(results_of "$out/first")
 second_json=$(results_of "$out/second")
-python=$("$root/scripts/bootstrap")
-"$python" "$root/scripts/reproducibility.py" "$first_json" "$second_json" --out "$out/reproducibility.md"
+tools=$(gemm_tools)
+"$tools/gemm-reproducibility" "$first_json" "$second_json" --out "$out/reproducibility.md"

@@ -29,7 +29,9 @@
 #                       default gemm-bench's, 1024)
 #   GEMM_GIT_REVISION names the revision where the tree is not a git checkout.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+root=$gemm_root
 
 quick=0
 out_root=$root/reports
@@ -76,23 +78,21 @@ declare -A seconds=()
 stage "prerequisites"
 t=$(now)
 "$root/scripts/bootstrap" --cxx
-python=$("$root/scripts/bootstrap")  # creates .venv on first use
-command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
-export PYTHONPATH=$root/scripts${PYTHONPATH:+:$PYTHONPATH}
+tools=$(gemm_tools)  # the gemm-* commands; creates .venv on first use
+gemm_cuda_on_path
 seconds[prerequisites]=$(since "$t")
 
 stage "build ($build, log: $logs/build.log)"
 t=$(now)
 rm -rf "$logs" && mkdir -p "$logs"  # this study's logs only
 # ninja's progress lines ([k/N] what it builds) reach the terminal; everything goes to the log.
-{ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    ${GEMM_GIT_REVISION:+-DGEMM_GIT_REVISION=$GEMM_GIT_REVISION} && cmake --build "$build"; } 2>&1 |
+gemm_build "$build" 2>&1 |
   tee "$logs/build.log" | { grep --line-buffered -E '^\[[0-9]+/[0-9]+\]' | cut -c1-110 || true; } ||
   { tail -20 "$logs/build.log"; echo "build failed: $logs/build.log" >&2; exit 1; }
 seconds[build]=$(since "$t")
 echo "built in ${seconds[build]} s (log: $logs/build.log)"
 
-if ! nvidia-smi -L >/dev/null 2>&1; then
+if ! gemm_has_gpu; then
   stage "no NVIDIA GPU here (nvidia-smi lists none)"
   if [ $quick = 1 ]; then what="--quick's GPU part (sizes $sizes, $precisions)"; else what="the study (sizes $sizes, $precisions)"; fi
   echo "Not run: $what, its counters, the ncu cross-check and the report: they need a GPU."
@@ -129,21 +129,13 @@ if [ "$seed_series" = on ]; then
     "$bench" "${series[@]}" --benchmark_out="$work/series.json" --benchmark_out_format=json \
       >"$logs/seed-series.log" 2>&1 ||
       { tail -20 "$logs/seed-series.log"; echo "gemm-bench (seed 001 series) failed: logs in $logs" >&2; exit 1; }
-    "$python" - "$work/results.json" "$work/series.json" <<'EOF'
-import json
-import sys
-
-results, series = (json.load(open(path)) for path in sys.argv[1:3])
-results["benchmarks"] += series["benchmarks"]
-with open(sys.argv[1], "w") as out:
-    json.dump(results, out, indent=2)
-EOF
+    "$tools/gemm-results" append "$work/results.json" "$work/series.json"
   else
     echo "seed 001 series not run: gemm-bench --help names no cap for single_thread_blocks"
   fi
 fi
 seconds[bench]=$(since "$t")
-slug=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["gpu_slug"])' "$work/results.json")
+slug=$("$tools/gemm-results" context "$work/results.json" gpu_slug)
 out=$out_root/$slug
 mkdir -p "$out/ncu" "$out/logs"
 cp "$work/results.json" "$out/"
@@ -158,7 +150,7 @@ if [ "$crosscheck" != off ]; then
   # benchmarks the study did not count fully.
   cupti=()
   [ "$counters" = on ] && cupti=(--cupti "$out/results.json")
-  "$python" "$root/scripts/ncu_crosscheck.py" --bench "$bench" --shape "$crosscheck_shape" \
+  "$tools/gemm-ncu-crosscheck" --bench "$bench" --shape "$crosscheck_shape" \
     --precisions "$precisions" --limit "$crosscheck_limit" --out "$out/ncu" "${cupti[@]}" "${reuse[@]}" 2>&1 |
     tee "$logs/crosscheck.log" |
     tail -3 || echo "ncu cross-check reported a disagreement or failed: see $out/ncu/ and logs/crosscheck.log"
@@ -170,7 +162,7 @@ fi
 record_stages() {  # the breakdown so far, into stages.json next to the results
   local args=() name
   for name in "${!seconds[@]}"; do args+=(--stage "$name=${seconds[$name]}"); done
-  "$python" -m gemm_study.stages --results "$out/results.json" --out "$out/stages.json" "${args[@]}" \
+  "$tools/gemm-stages" --results "$out/results.json" --out "$out/stages.json" "${args[@]}" \
     --setting "sizes=$sizes" --setting "precisions=$precisions" --setting "sampling=${sampling[*]:-gemm-bench defaults}" \
     --setting "end_to_end=$end_to_end" --setting "quick=$quick" \
     --setting "counters_cap=${counters_cap:-default}" --setting "counters=$counters" \
@@ -182,7 +174,7 @@ stage "report"
 t=$(now)
 crosscheck_md=()
 [ -f "$out/ncu/ncu_crosscheck.md" ] && crosscheck_md=(--ncu-crosscheck "$out/ncu/ncu_crosscheck.md")
-"$python" "$root/scripts/report.py" "$out/results.json" --out "$out" --command "$cmd" "${crosscheck_md[@]}" \
+"$tools/gemm-report" "$out/results.json" --out "$out" --command "$cmd" "${crosscheck_md[@]}" \
   2>&1 | tee "$logs/report.log"
 seconds[report]=$(since "$t")
 cp "$logs"/* "$out/logs/"

@@ -6,8 +6,8 @@
 # carries sm_clock_mhz and clock_throttled, which compare.py uses to compare cycles.
 #
 # Usage: scripts/track.sh OUTPUT.json [extra gemm-bench flags]
-# Then:  scripts/compare.py BASELINE.json CANDIDATE.json      (exit 0 same, 1 regression, 2 bad input)
-#        scripts/history.py RUN1.json RUN2.json ... --out DIR  (one run per revision, oldest first)
+# Then:  gemm-compare BASELINE.json CANDIDATE.json      (exit 0 same, 1 regression, 2 bad input)
+#        gemm-history RUN1.json RUN2.json ... --out DIR  (one run per revision, oldest first)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: scripts/track.sh OUTPUT.json [gemm-bench flags]}

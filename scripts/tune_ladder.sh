@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The ladder's tuning sweep: runs every `tuning` instance of the `tuned` family (and cuBLAS) at
 # the tuning sizes and regenerates kernels/ladder/tuned_configs.inc from the results
-# (scripts/tune_ladder.py), then rebuild.
+# (gemm-tune-ladder), then rebuild.
 #
 #   scripts/tune_ladder.sh [--from-json FILE] [extra gemm-bench options]
 #
@@ -9,7 +9,9 @@
 # TUNE_OUT (the JSON, default build/tune_ladder.json). --from-json skips the run and only
 # regenerates the configuration file from an existing JSON (e.g. one sent back from the GPU host).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+root=$gemm_root
 bench="${GEMM_BENCH:-$root/build/bench/gemm-bench}"
 sizes="${TUNE_SIZES:-1024,2048,4096,8192}"
 json="${TUNE_OUT:-$root/build/tune_ladder.json}"
@@ -27,5 +29,6 @@ else
     --sizes="$sizes" --counters=off --end-to-end=off \
     --benchmark_out="$json" --benchmark_out_format=json "$@"
 fi
-python3 "$root/scripts/tune_ladder.py" "$json" --out "$root/kernels/ladder/tuned_configs.inc"
+tools=$(gemm_tools)
+"$tools/gemm-tune-ladder" "$json" --out "$root/kernels/ladder/tuned_configs.inc"
 echo "rebuild (cmake --build build) to compile the new configuration into the tuned variant"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The dispatcher's sweep: every candidate of every arithmetic at every shape of the suites, with
 # the cuBLAS anchors, then kernels/dispatch/auto_table.inc from the results
-# (scripts/tune_shapes.py); rebuild to compile the table into `auto`.
+# (gemm-tune-shapes); rebuild to compile the table into `auto`.
 #
 #   scripts/tune_shapes.sh [--from-json FILE...] [extra gemm-bench options]
 #
@@ -16,7 +16,9 @@
 # TUNE_OUT_DIR (the JSON files, default build). --from-json skips the runs and only regenerates
 # the table from existing JSON files (e.g. ones sent back from the GPU host).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+root=$gemm_root
 bench="${GEMM_BENCH:-$root/build/bench/gemm-bench}"
 suite="${TUNE_SUITE:-all}"
 dir="${TUNE_OUT_DIR:-$root/build}"
@@ -43,8 +45,7 @@ else
   done
 fi
 # The project's Python (scripts/bootstrap) where it exists: the tools need numpy.
-python="$root/.venv/bin/python"
-[ -x "$python" ] || python=python3
-"$python" "$root/scripts/tune_shapes.py" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc" ||
+tools=$(gemm_tools)
+"$tools/gemm-tune-shapes" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc" ||
   { echo "tune_shapes.sh: the sweep's JSON is in ${files[*]}: run scripts/tune_shapes.sh --from-json ${files[*]} where the Python tools run" >&2; exit 1; }
 echo "rebuild (cmake --build build) to compile the new table into auto and auto_tf32"

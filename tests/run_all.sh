@@ -21,6 +21,21 @@ fi
 if reason=$(grep -h -m1 "^SKIP cuobjdump not found" "$log"); then
   echo "SASS test (cpu.sass) skipped: ${reason#SKIP }"
 fi
-# The Python tools' tests, under coverage: a rule no test reaches shows up as an uncovered line.
-"$python" -m coverage run --rcfile=/dev/null --source="$root/scripts" -m pytest -q "$root/scripts/tests"
-"$python" -m coverage report --fail-under=85 | tail -1
+# The Python tools' format and lint (ruff, from scripts/bootstrap --test; the GPU machine has no
+# network, and the study never needs it).
+if "$python" -m ruff --version >/dev/null 2>&1; then
+  "$python" -m ruff format --check --quiet "$root"
+  "$python" -m ruff check --quiet "$root"
+  echo "ruff: format and lint clean"
+else
+  echo "ruff not installed: lint skipped"
+fi
+# The Python tools' tests, under coverage where it is installed: a rule no test reaches shows up
+# as an uncovered line.
+if "$python" -m coverage --version >/dev/null 2>&1; then
+  "$python" -m coverage run --rcfile=/dev/null --source="$root/scripts" -m pytest -q "$root/scripts/tests"
+  "$python" -m coverage report --fail-under=85 | tail -1
+else
+  echo "coverage not installed: tests run without it"
+  "$python" -m pytest -q "$root/scripts/tests"
+fi

@@ -1,17 +1,18 @@
 """The bottleneck account: a kernel with known counts gives its known bounds and limiter; the tail
 of the grid; no account, with the reason, wherever a counter, peak or clock is missing."""
+
 import math
 
 import pytest
-
 import study_rows
 from conftest import SCRIPTS
-from gemm_study import account
-from gemm_study.results import load_frame, one_row_per_benchmark
+
+from gemm_study.analysis import account
+from gemm_study.data.results import load_frame, one_row_per_benchmark
 
 H100 = {"gpu_sm_count": "132"}
 N = 4096
-MNK = N ** 3
+MNK = N**3
 CLOCK_HZ = 1.98e9
 # 128 x 128 block tiles: each element of A and B read from L2 N/128 times, C written once.
 L2_SECTORS = (2 * N * N * 8 * (N / 128) + N * N * 8) / 32
@@ -21,12 +22,28 @@ def dfma_kernel(measured_ms=5.0, **changes):
     """An FP64 GEMM of 4096^3 doing one DFMA per multiply-add (MNK/32 warp DFMAs) with 8x8 thread
     tiles from shared memory (two 16-byte loads of 4 wavefronts per warp per k: MNK/256), 128 x 128
     block tiles through L2, reading A and B once from DRAM and writing C once, on the H100's peaks."""
-    row = {"precision": "fp64", "m": N, "n": N, "k": N, "time_ms": measured_ms, "counters_available": 1.0,
-           "sm_clock_mhz": 1980.0, "l2_clock_hz": 1.755e9, "dram_clock_hz": 2.619e9,
-           "fma_pipe_inst": MNK / 32 * 0.05, "fp64_pipe_inst": MNK / 32, "tensor_pipe_cycles": 0.0,
-           "warp_inst": MNK / 32 * 1.2, "smem_wavefronts": MNK / 256, "l2_sectors": L2_SECTORS,
-           "dram_read_bytes": 2 * N * N * 8, "dram_write_bytes": N * N * 8,
-           "sm_active_cycles_avg": 1e7, "sm_active_cycles_max": 1e7, **study_rows.PEAKS}
+    row = {
+        "precision": "fp64",
+        "m": N,
+        "n": N,
+        "k": N,
+        "time_ms": measured_ms,
+        "counters_available": 1.0,
+        "sm_clock_mhz": 1980.0,
+        "l2_clock_hz": 1.755e9,
+        "dram_clock_hz": 2.619e9,
+        "fma_pipe_inst": MNK / 32 * 0.05,
+        "fp64_pipe_inst": MNK / 32,
+        "tensor_pipe_cycles": 0.0,
+        "warp_inst": MNK / 32 * 1.2,
+        "smem_wavefronts": MNK / 256,
+        "l2_sectors": L2_SECTORS,
+        "dram_read_bytes": 2 * N * N * 8,
+        "dram_write_bytes": N * N * 8,
+        "sm_active_cycles_avg": 1e7,
+        "sm_active_cycles_max": 1e7,
+        **study_rows.PEAKS,
+    }
     row.update(changes)
     return row
 
@@ -35,13 +52,13 @@ def test_a_kernel_with_known_counts_gives_the_known_bounds_and_limiter():
     acc = account.account(dfma_kernel(), H100)
     assert acc.reason == ""
     expected_ms = {
-        "fp64": MNK / 32 / 264 / CLOCK_HZ * 1e3,              # 4.108 ms: the FP64 pipe at half the issue rate
-        "issue": MNK / 32 * 1.2 / 528 / CLOCK_HZ * 1e3,       # 2.465 ms
-        "shared": MNK / 256 / 132 / CLOCK_HZ * 1e3,            # 2.054 ms
+        "fp64": MNK / 32 / 264 / CLOCK_HZ * 1e3,  # 4.108 ms: the FP64 pipe at half the issue rate
+        "issue": MNK / 32 * 1.2 / 528 / CLOCK_HZ * 1e3,  # 2.465 ms
+        "shared": MNK / 256 / 132 / CLOCK_HZ * 1e3,  # 2.054 ms
         "fma": MNK / 32 * 0.05 / 528 / CLOCK_HZ * 1e3,
         "tensor": 0.0,
-        "l2": L2_SECTORS / 96 / 1.755e9 * 1e3,                 # 1.67 ms
-        "dram": 3 * N * N * 8 / 1280 / 2.619e9 * 1e3,         # 0.120 ms: 402 MB at 3.35 TB/s
+        "l2": L2_SECTORS / 96 / 1.755e9 * 1e3,  # 1.67 ms
+        "dram": 3 * N * N * 8 / 1280 / 2.619e9 * 1e3,  # 0.120 ms: 402 MB at 3.35 TB/s
     }
     for unit, ms in expected_ms.items():
         assert acc.times_ms[unit] == pytest.approx(ms, rel=1e-9), unit
@@ -71,8 +88,9 @@ def test_a_grid_that_fills_16_of_132_sms_gets_16_sms_peak():
     facts = dfma_kernel(sm_active_cycles_avg=math.nan, sm_active_cycles_max=math.nan, grid_blocks=16.0)
     assert account.tail_of(facts, H100) == (pytest.approx(132 / 16), "grid_blocks over the SMs")
     assert account.tail_of(dfma_kernel(grid_blocks=264.0, sm_active_cycles_avg=math.nan), H100)[0] == 1.0
-    assert account.tail_of(dfma_kernel(grid_blocks=133.0, sm_active_cycles_avg=math.nan), H100)[0] == \
-        pytest.approx(2 * 132 / 133)
+    assert account.tail_of(dfma_kernel(grid_blocks=133.0, sm_active_cycles_avg=math.nan), H100)[0] == pytest.approx(
+        2 * 132 / 133
+    )
     unknown = dfma_kernel(sm_active_cycles_avg=math.nan)
     assert account.tail_of(unknown, {})[0] == 1.0 and "unknown" in account.tail_of(unknown, {})[1]
 
@@ -83,15 +101,18 @@ def test_a_bound_above_the_measured_time_is_said_to_be_wrong():
     assert "a peak or clock is off" in acc.summary()
 
 
-@pytest.mark.parametrize("changes,reason", [
-    ({"fp64_pipe_inst": math.nan}, "no fp64_pipe_inst"),
-    ({"issue_peak_per_cycle": 0.0}, "no issue_peak_per_cycle"),
-    ({"dram_clock_hz": math.nan}, "no dram_clock_hz"),
-    ({"sm_clock_mhz": None}, "no sm_clock_mhz"),
-    ({"counters_available": 0.0}, "counters not collected (counters_available = 0)"),
-    ({"error": "wrong result"}, "the benchmark failed"),
-    ({"time_ms": math.nan}, "no measured time"),
-])
+@pytest.mark.parametrize(
+    "changes,reason",
+    [
+        ({"fp64_pipe_inst": math.nan}, "no fp64_pipe_inst"),
+        ({"issue_peak_per_cycle": 0.0}, "no issue_peak_per_cycle"),
+        ({"dram_clock_hz": math.nan}, "no dram_clock_hz"),
+        ({"sm_clock_mhz": None}, "no sm_clock_mhz"),
+        ({"counters_available": 0.0}, "counters not collected (counters_available = 0)"),
+        ({"error": "wrong result"}, "the benchmark failed"),
+        ({"time_ms": math.nan}, "no measured time"),
+    ],
+)
 def test_no_account_without_a_counter_peak_or_clock(changes, reason):
     acc = account.account(dfma_kernel(**changes), H100)
     assert reason in acc.summary()
@@ -114,8 +135,9 @@ def test_the_committed_study_accounts_for_every_kernel_it_counted():
             assert not acc.reason and acc.limiter and math.isfinite(acc.explained), row["name"]
         else:
             assert acc.reason and math.isnan(acc.explained), row["name"]
-            assert (row.get("counters_capped") == 2 or "single_thread_blocks" in row["name"]
-                    or "cpu_serial" in row["name"]), row["name"]
+            assert (
+                row.get("counters_capped") == 2 or "single_thread_blocks" in row["name"] or "cpu_serial" in row["name"]
+            ), row["name"]
     assert sum(1 for a in accounts if not a.reason) > 200
 
 

@@ -1,19 +1,25 @@
 """compare.py: each rule of the verdict has a test that fails when the rule is removed."""
+
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import DATA, SCRIPTS, command
 
-from compare import guarded, main as compare_main
-from conftest import DATA, SCRIPTS
+from gemm_study.cli.compare import main as compare_main
+from gemm_study.data.errors import run_cli
 
 REGRESSION = SCRIPTS.parent / "reports" / "h200" / "regression"
 CONTRACT = DATA / "cmp_contract_run.json"
 SHARED = "gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024"
 NAIVE = "gemm/fp32/naive_row/block:16x16/m:1024/n:1024/k:1024"
 CONTEXT = json.loads((DATA / "h200_512_partial.json").read_text())["context"]
+
+
+def guarded(argv):
+    """The command line as installed: its exit statuses, never a traceback."""
+    return run_cli(compare_main, argv)
 
 
 def jitter(center, rel=0.002, n=10, seed=0):
@@ -28,9 +34,16 @@ def write_run(path, benches, context=None):
         spec = spec if isinstance(spec, dict) else {"times": spec}
         times = spec.get("times") or [None] * spec.get("reps", 10)
         for rep, t in enumerate(times):
-            row = {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": "iteration",
-                   "repetitions": len(times), "repetition_index": rep, "threads": 1, "iterations": 10,
-                   "time_unit": "ms"}
+            row = {
+                "name": name + "/manual_time",
+                "run_name": name + "/manual_time",
+                "run_type": "iteration",
+                "repetitions": len(times),
+                "repetition_index": rep,
+                "threads": 1,
+                "iterations": 10,
+                "time_unit": "ms",
+            }
             if spec.get("error") and (spec.get("error_reps") is None or rep in spec["error_reps"]):
                 row.update(error_occurred=True, error_message=spec["error"], real_time=0, cpu_time=0)
             else:
@@ -68,14 +81,18 @@ def bad(tmp_path, capsys, *argv):
 
 # --- time verdicts ------------------------------------------------------------------------
 
+
 def test_identical_files_are_all_same(tmp_path, recorded):
     status, result = run(tmp_path, recorded, recorded)
     assert status == 0 and {r["verdict"] for r in result["benchmarks"]} == {"SAME"}
 
 
 def test_ten_percent_slowdown_is_slower_and_fails(tmp_path):
-    status, result = pair(tmp_path, {SHARED: jitter(1.0), NAIVE: jitter(1.0, seed=1)},
-                          {SHARED: jitter(1.10, seed=2), NAIVE: jitter(1.0, seed=3)})
+    status, result = pair(
+        tmp_path,
+        {SHARED: jitter(1.0), NAIVE: jitter(1.0, seed=1)},
+        {SHARED: jitter(1.10, seed=2), NAIVE: jitter(1.0, seed=3)},
+    )
     assert status == 1 and row(result)["verdict"] == "SLOWER" and row(result, "naive_row")["verdict"] == "SAME"
     assert result["regressions"] == [SHARED + "/manual_time"]
 
@@ -126,8 +143,10 @@ def test_too_few_repetitions_rule(tmp_path, capsys):
     assert pair(tmp_path, {SHARED: [1.0, 1.001, 0.999]}, {SHARED: [2.0, 2.001, 1.999]}, "--strict")[0] == 1
     four = pair(tmp_path, {SHARED: jitter(1.0, n=4)}, {SHARED: jitter(2.0, n=4)})
     assert four[0] == 1 and row(four[1])["verdict"] == "SLOWER"
-    assert row(pair(tmp_path, {SHARED: jitter(1.0, n=4)}, {SHARED: jitter(2.0, n=4)}, "--alpha", "0.01")[1])[
-        "verdict"] == "TOO_FEW"
+    assert (
+        row(pair(tmp_path, {SHARED: jitter(1.0, n=4)}, {SHARED: jitter(2.0, n=4)}, "--alpha", "0.01")[1])["verdict"]
+        == "TOO_FEW"
+    )
 
 
 def test_same_verdict_needs_no_test(tmp_path):
@@ -136,6 +155,7 @@ def test_same_verdict_needs_no_test(tmp_path):
 
 
 # --- cycles ---------------------------------------------------------------------------------
+
 
 def test_cycles_cancel_a_lower_clock(tmp_path):
     """10% slower in time at a 10% lower clock: the same cycles, SAME (SLOWER when comparing time)."""
@@ -183,22 +203,30 @@ def test_real_time_is_used_where_median_ms_is_absent(tmp_path):
 
 # --- failures, missing, counters ------------------------------------------------------------------
 
+
 def test_failed_candidate_is_a_regression_with_its_message(tmp_path, capsys):
-    status, result = pair(tmp_path, {SHARED: jitter(1.0), NAIVE: jitter(1.0)},
-                          {SHARED: {"error": "wrong result: max_rel_err 0.3"}, NAIVE: jitter(1.0)})
+    status, result = pair(
+        tmp_path,
+        {SHARED: jitter(1.0), NAIVE: jitter(1.0)},
+        {SHARED: {"error": "wrong result: max_rel_err 0.3"}, NAIVE: jitter(1.0)},
+    )
     assert status == 1 and row(result)["verdict"] == "FAILED"
     assert "FAILED: " + SHARED + "/manual_time: wrong result: max_rel_err 0.3" in capsys.readouterr().out
 
 
 def test_every_benchmark_failing_fails(tmp_path):
-    status, result = pair(tmp_path, {SHARED: jitter(1.0), NAIVE: jitter(1.0)},
-                          {SHARED: {"error": "launch failed"}, NAIVE: {"error": "launch failed"}})
+    status, result = pair(
+        tmp_path,
+        {SHARED: jitter(1.0), NAIVE: jitter(1.0)},
+        {SHARED: {"error": "launch failed"}, NAIVE: {"error": "launch failed"}},
+    )
     assert status == 1 and {r["verdict"] for r in result["benchmarks"]} == {"FAILED"}
 
 
 def test_one_failed_repetition_fails(tmp_path):
-    status, result = pair(tmp_path, {SHARED: jitter(1.0)},
-                          {SHARED: {"times": jitter(1.0), "error": "CUDA error", "error_reps": [7]}})
+    status, result = pair(
+        tmp_path, {SHARED: jitter(1.0)}, {SHARED: {"times": jitter(1.0), "error": "CUDA error", "error_reps": [7]}}
+    )
     assert status == 1 and row(result)["errored_repetitions"] == 1
 
 
@@ -247,16 +275,23 @@ def test_exact_count_tolerance(tmp_path):
 
 
 def test_counter_on_one_side_is_missing_not_zero(tmp_path):
-    status, result = pair(tmp_path, {SHARED: {"times": jitter(1.0), "counters": {"gld_sectors": 100.0}}},
-                          {SHARED: jitter(1.0)})
+    status, result = pair(
+        tmp_path, {SHARED: {"times": jitter(1.0), "counters": {"gld_sectors": 100.0}}}, {SHARED: jitter(1.0)}
+    )
     assert row(result)["counters"]["gld_sectors"]["verdict"] == "MISSING"
 
 
 def test_bookkeeping_and_clock_are_never_compared(tmp_path):
-    base = {SHARED: {"times": jitter(1.0), "clocks": [1980.0] * 10,
-                     "extra": {"stage_timing_s": 1.0, "clock_throttled": 0}}}
-    cand = {SHARED: {"times": jitter(1.0, seed=2), "clocks": [1980.0] * 10,
-                     "extra": {"stage_timing_s": 90.0, "clock_throttled": 1}}}
+    base = {
+        SHARED: {"times": jitter(1.0), "clocks": [1980.0] * 10, "extra": {"stage_timing_s": 1.0, "clock_throttled": 0}}
+    }
+    cand = {
+        SHARED: {
+            "times": jitter(1.0, seed=2),
+            "clocks": [1980.0] * 10,
+            "extra": {"stage_timing_s": 90.0, "clock_throttled": 1},
+        }
+    }
     status, result = pair(tmp_path, base, cand)
     assert status == 0 and row(result)["counters"] == {} and row(result)["throttled"] == ["candidate"]
 
@@ -268,6 +303,7 @@ def test_time_only_skips_counters(tmp_path):
 
 
 # --- the new results format -----------------------------------------------------------------------
+
 
 def test_contract_file_uses_variant_family_clocks_and_fails_on_its_error(tmp_path):
     status, result = run(tmp_path, CONTRACT, CONTRACT)
@@ -281,13 +317,15 @@ def test_contract_file_uses_variant_family_clocks_and_fails_on_its_error(tmp_pat
 def test_alias_compares_two_variants_of_one_run(tmp_path):
     padded = "gemm/fp32/shared_col_padded/tile:32/m:1024/n:1024/k:1024"
     unpadded = "gemm/fp32/shared_col/tile:32/m:1024/n:1024/k:1024"
-    status, result = pair(tmp_path, {padded: jitter(1.0)}, {unpadded: jitter(3.0)},
-                          "--alias", "shared_col=shared_col_padded")
+    status, result = pair(
+        tmp_path, {padded: jitter(1.0)}, {unpadded: jitter(3.0)}, "--alias", "shared_col=shared_col_padded"
+    )
     assert status == 1 and [r["verdict"] for r in result["benchmarks"]] == ["SLOWER"]
 
 
-@pytest.mark.parametrize("alias, side", [("shared_coll=shared_col_padded", "shared_coll"),
-                                         ("shared_col=shared_col_pad", "shared_col_pad")])
+@pytest.mark.parametrize(
+    "alias, side", [("shared_coll=shared_col_padded", "shared_coll"), ("shared_col=shared_col_pad", "shared_col_pad")]
+)
 def test_alias_that_matches_nothing_is_bad_input(tmp_path, capsys, alias, side):
     base = write_run(tmp_path / "a.json", {"gemm/fp32/shared_col_padded/tile:32/m:1024/n:1024/k:1024": jitter(1.0)})
     cand = write_run(tmp_path / "b.json", {"gemm/fp32/shared_col/tile:32/m:1024/n:1024/k:1024": jitter(1.0)})
@@ -301,14 +339,21 @@ def test_alias_without_equals_is_bad_input(tmp_path, capsys):
 
 def test_two_aliases_onto_one_family_are_bad_input(tmp_path, capsys):
     base = write_run(tmp_path / "a.json", {"gemm/fp32/shared_col_padded/tile:32/m:1024/n:1024/k:1024": jitter(1.0)})
-    cand = write_run(tmp_path / "b.json", {"gemm/fp32/shared_col/tile:32/m:1024/n:1024/k:1024": jitter(1.0),
-                                           "gemm/fp32/shared/tile:32/m:1024/n:1024/k:1024": jitter(1.0)})
-    err = bad(tmp_path, capsys, base, cand, "--alias", "shared_col=shared_col_padded",
-              "--alias", "shared=shared_col_padded")
+    cand = write_run(
+        tmp_path / "b.json",
+        {
+            "gemm/fp32/shared_col/tile:32/m:1024/n:1024/k:1024": jitter(1.0),
+            "gemm/fp32/shared/tile:32/m:1024/n:1024/k:1024": jitter(1.0),
+        },
+    )
+    err = bad(
+        tmp_path, capsys, base, cand, "--alias", "shared_col=shared_col_padded", "--alias", "shared=shared_col_padded"
+    )
     assert "both become gemm/fp32/shared_col_padded/tile:32" in err
 
 
 # --- impossible inputs: exit 2, one line naming the file and the entry -----------------------------
+
 
 def mutate(tmp_path, change):
     data = json.loads(write_run(tmp_path / "a.json", {SHARED: jitter(1.0), NAIVE: jitter(1.0)}).read_text())
@@ -322,27 +367,51 @@ def set_entry(index, **fields):
     return lambda data: data["benchmarks"][index].update(fields)
 
 
-@pytest.mark.parametrize("change, message", [
-    (set_entry(3, median_ms=0), "entry 3 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): median_ms is 0"),
-    (set_entry(3, median_ms=-1.5), "entry 3 (gemm/fp32/shared/tile:16"),
-    (set_entry(4, median_ms=float("nan")), "entry 4 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): median_ms is nan"),
-    (set_entry(4, median_ms=float("inf")), "median_ms is inf"),
-    (set_entry(4, median_ms="fast"), "median_ms is 'fast'"),
-    (set_entry(4, median_ms=True), "median_ms is True"),
-    (set_entry(12, sm_clock_mhz=0), "entry 12 (gemm/fp32/naive_row/block:16x16/m:1024/n:1024/k:1024/manual_time): sm_clock_mhz is 0"),
-    (set_entry(12, clock_throttled="yes"), "entry 12 (gemm/fp32/naive_row/block:16x16"),
-    (set_entry(2, repetition_index="x"), "entry 2 (gemm/fp32/shared"),
-    (set_entry(2, variant="shared"), "entry 2 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): 'variant' must be"),
-    (lambda d: d["benchmarks"].append(dict(d["benchmarks"][5])), "entry 20 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): duplicate benchmark (repetition 5 is also entry 5)"),
-    (lambda d: d["benchmarks"][6].pop("median_ms"), "entry 6 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): no median_ms"),
-    (lambda d: [e.update(run_type="aggregate") for e in d["benchmarks"]], "only aggregate rows (20)"),
-    (lambda d: [e.update(name="BM_memcpy", run_name="BM_memcpy") for e in d["benchmarks"]], "no benchmark of gemm-study (20 entries"),
-    (lambda d: d.update(benchmarks=[]), "no benchmark of gemm-study (0 entries"),
-    (lambda d: d.update(benchmarks={}), "no 'benchmarks' list"),
-    (lambda d: d.pop("context"), "no 'context' section"),
-    (lambda d: d["benchmarks"].insert(0, 7), "benchmark entry 0 has no name"),
-    (lambda d: d["benchmarks"][0].update(run_name=3), "benchmark entry 0: run_name is 3"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            set_entry(3, median_ms=0),
+            "entry 3 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): median_ms is 0",
+        ),
+        (set_entry(3, median_ms=-1.5), "entry 3 (gemm/fp32/shared/tile:16"),
+        (
+            set_entry(4, median_ms=float("nan")),
+            "entry 4 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): median_ms is nan",
+        ),
+        (set_entry(4, median_ms=float("inf")), "median_ms is inf"),
+        (set_entry(4, median_ms="fast"), "median_ms is 'fast'"),
+        (set_entry(4, median_ms=True), "median_ms is True"),
+        (
+            set_entry(12, sm_clock_mhz=0),
+            "entry 12 (gemm/fp32/naive_row/block:16x16/m:1024/n:1024/k:1024/manual_time): sm_clock_mhz is 0",
+        ),
+        (set_entry(12, clock_throttled="yes"), "entry 12 (gemm/fp32/naive_row/block:16x16"),
+        (set_entry(2, repetition_index="x"), "entry 2 (gemm/fp32/shared"),
+        (
+            set_entry(2, variant="shared"),
+            "entry 2 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): 'variant' must be",
+        ),
+        (
+            lambda d: d["benchmarks"].append(dict(d["benchmarks"][5])),
+            "entry 20 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): duplicate benchmark (repetition 5 is also entry 5)",
+        ),
+        (
+            lambda d: d["benchmarks"][6].pop("median_ms"),
+            "entry 6 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): no median_ms",
+        ),
+        (lambda d: [e.update(run_type="aggregate") for e in d["benchmarks"]], "only aggregate rows (20)"),
+        (
+            lambda d: [e.update(name="BM_memcpy", run_name="BM_memcpy") for e in d["benchmarks"]],
+            "no benchmark of gemm-study (20 entries",
+        ),
+        (lambda d: d.update(benchmarks=[]), "no benchmark of gemm-study (0 entries"),
+        (lambda d: d.update(benchmarks={}), "no 'benchmarks' list"),
+        (lambda d: d.pop("context"), "no 'context' section"),
+        (lambda d: d["benchmarks"].insert(0, 7), "benchmark entry 0 has no name"),
+        (lambda d: d["benchmarks"][0].update(run_name=3), "benchmark entry 0: run_name is 3"),
+    ],
+)
 def test_impossible_inputs_are_one_line_exit_2(tmp_path, capsys, change, message):
     base = write_run(tmp_path / "good.json", {SHARED: jitter(1.0), NAIVE: jitter(1.0)})
     err = bad(tmp_path, capsys, base, mutate(tmp_path, change))
@@ -354,16 +423,20 @@ def test_time_unit_checked_where_real_time_is_the_statistic(tmp_path, capsys):
         for entry in data["benchmarks"]:
             del entry["median_ms"]
             entry["time_unit"] = "fortnights"
+
     err = bad(tmp_path, capsys, mutate(tmp_path, no_median), mutate(tmp_path, no_median))
     assert "entry 0 (gemm/fp32/shared/tile:16/m:1024/n:1024/k:1024/manual_time): time_unit 'fortnights'" in err
 
 
-@pytest.mark.parametrize("content, message", [
-    (b'{"context": {}, "benchmarks": [', "not valid JSON (truncated?)"),
-    (b"\xff\xfe\x00garbage", "cannot be read: UnicodeDecodeError"),
-    (b"[" * 100000 + b"]" * 100000, "cannot be read: RecursionError"),
-    (b"[1, 2]", "not a Google Benchmark results file"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b'{"context": {}, "benchmarks": [', "not valid JSON (truncated?)"),
+        (b"\xff\xfe\x00garbage", "cannot be read: UnicodeDecodeError"),
+        (b"[" * 100000 + b"]" * 100000, "cannot be read: RecursionError"),
+        (b"[1, 2]", "not a Google Benchmark results file"),
+    ],
+)
 def test_unreadable_files_are_one_line_exit_2(tmp_path, capsys, content, message):
     path = tmp_path / "b.json"
     path.write_bytes(content)
@@ -373,7 +446,7 @@ def test_unreadable_files_are_one_line_exit_2(tmp_path, capsys, content, message
 def test_missing_file_and_directory(tmp_path, capsys):
     good = write_run(tmp_path / "a.json", {SHARED: jitter(1.0)})
     assert "nope.json: no such file" in bad(tmp_path, capsys, good, tmp_path / "nope.json")
-    assert "no such file" in bad(tmp_path, capsys, good, tmp_path)
+    assert "a folder, not a results file" in bad(tmp_path, capsys, good, tmp_path)
 
 
 @pytest.mark.parametrize("flag", ["--json", "--markdown"])
@@ -384,8 +457,17 @@ def test_unwritable_output_is_exit_2(tmp_path, capsys, flag):
     assert "cannot write" in bad(tmp_path, capsys, good, good, flag, tmp_path)
 
 
-@pytest.mark.parametrize("flag", [["--min-effect", "-0.1"], ["--alpha", "1.5"], ["--alpha", "0"],
-                                  ["--count-tolerance", "x"], ["--drift", "nan"], ["--noise-factor", "-1"]])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        ["--min-effect", "-0.1"],
+        ["--alpha", "1.5"],
+        ["--alpha", "0"],
+        ["--count-tolerance", "x"],
+        ["--drift", "nan"],
+        ["--noise-factor", "-1"],
+    ],
+)
 def test_bad_settings_are_bad_input(tmp_path, capsys, flag):
     good = write_run(tmp_path / "a.json", {SHARED: jitter(1.0)})
     assert "expected a fraction" in bad(tmp_path, capsys, good, good, *flag)
@@ -417,8 +499,7 @@ def test_hostile_mutations_never_trace_back(tmp_path, capsys):
 
 def test_command_line_prints_no_traceback(tmp_path):
     bad_file = mutate(tmp_path, set_entry(3, median_ms=-1))
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "compare.py"), str(bad_file), str(bad_file)],
-                          capture_output=True, text=True)
+    proc = subprocess.run([command("gemm-compare"), str(bad_file), str(bad_file)], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
@@ -436,27 +517,44 @@ def test_runs_of_one_build_give_no_slower(tmp_path, base, cand):
 
 def test_same_build_pair_without_the_drift_allowance_is_not_clean(tmp_path):
     """The allowance matters on real data: with --drift 0 the counters-off run is SLOWER somewhere."""
-    status, result = run(tmp_path, REGRESSION / "track_counters_off.json", REGRESSION / "track_baseline.json",
-                         "--time-only", "--drift", "0")
+    status, result = run(
+        tmp_path,
+        REGRESSION / "track_counters_off.json",
+        REGRESSION / "track_baseline.json",
+        "--time-only",
+        "--drift",
+        "0",
+    )
     assert status == 1
 
 
 def test_unpadded_layout_is_slower_with_more_wavefronts(tmp_path):
-    status, result = run(tmp_path, REGRESSION / "track_baseline.json", REGRESSION / "track_rerun.json",
-                         "--alias", "shared_col=shared_col_padded")
+    status, result = run(
+        tmp_path,
+        REGRESSION / "track_baseline.json",
+        REGRESSION / "track_rerun.json",
+        "--alias",
+        "shared_col=shared_col_padded",
+    )
     assert status == 1 and [r["verdict"] for r in result["benchmarks"]] == ["SLOWER"] * 6
     assert all(r["counters"]["smem_ld_wavefronts"]["verdict"] == "WORSE" for r in result["benchmarks"])
 
 
 # --- rules added with the history work --------------------------------------------------------------
 
+
 def test_an_impossible_time_is_bad_input_not_an_infinite_change(tmp_path, capsys):
     """1e306 ms used to give SLOWER with change = inf and numpy overflow warnings."""
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        err = bad(tmp_path, capsys, write_run(tmp_path / "a.json", {SHARED: jitter(1.0)}),
-                  write_run(tmp_path / "b.json", {SHARED: {"times": jitter(1e306), "clocks": [1980.0] * 10}}))
+        err = bad(
+            tmp_path,
+            capsys,
+            write_run(tmp_path / "a.json", {SHARED: jitter(1.0)}),
+            write_run(tmp_path / "b.json", {SHARED: {"times": jitter(1e306), "clocks": [1980.0] * 10}}),
+        )
     assert "median_ms is 1.0005478467492859e+306" in err and "not a possible measurement" in err
 
 
@@ -484,11 +582,14 @@ def test_a_clock_on_one_side_only_is_said(tmp_path):
 
 
 def test_new_and_failed_is_failed(tmp_path, capsys):
-    status, result = pair(tmp_path, {SHARED: jitter(1.0)},
-                          {SHARED: jitter(1.0), NAIVE: {"error": "launch failed: too many resources"}})
+    status, result = pair(
+        tmp_path, {SHARED: jitter(1.0)}, {SHARED: jitter(1.0), NAIVE: {"error": "launch failed: too many resources"}}
+    )
     assert status == 1 and row(result, "naive_row")["verdict"] == "FAILED"
-    assert "naive_row/block:16x16/m:1024/n:1024/k:1024/manual_time: launch failed: too many resources" in \
-        capsys.readouterr().out
+    assert (
+        "naive_row/block:16x16/m:1024/n:1024/k:1024/manual_time: launch failed: too many resources"
+        in capsys.readouterr().out
+    )
     assert pair(tmp_path, {SHARED: jitter(1.0)}, {SHARED: jitter(1.0), NAIVE: jitter(1.0)})[0] == 0  # NEW alone passes
 
 
@@ -525,15 +626,19 @@ def sampled_run(path, scale, flagged=(), clock=1980.0, slowdown=()):
         clocks = [clock] * 20
         for i in flagged:
             ms[i], clocks[i] = ms[i] * 1.5, clock / 1.6  # a clock drop: slower in time, fewer cycles
-        entry["samples"] = {"ms": ms, "sm_clock_mhz": clocks, "flagged": [int(i in flagged) for i in range(20)],
-                            "slowdown": list(slowdown)}
+        entry["samples"] = {
+            "ms": ms,
+            "sm_clock_mhz": clocks,
+            "flagged": [int(i in flagged) for i in range(20)],
+            "slowdown": list(slowdown),
+        }
         entry["clock_throttled"] = int(bool(slowdown))
     path.write_text(json.dumps(data))
     return path
 
 
 def test_cycles_come_from_each_sample_and_leave_out_flagged_ones(tmp_path):
-    from gemm_study.results import load_run
+    from gemm_study.data.results import load_run
 
     _, benches = load_run(sampled_run(tmp_path / "a.json", 1.0, flagged=range(8)))
     bench = benches[SHARED + "/manual_time"]
@@ -544,7 +649,11 @@ def test_cycles_come_from_each_sample_and_leave_out_flagged_ones(tmp_path):
 
 
 def test_throttling_is_a_count_with_its_reasons(tmp_path, capsys):
-    run(tmp_path, sampled_run(tmp_path / "a.json", 1.0), sampled_run(tmp_path / "b.json", 1.0, slowdown=["sw_power_cap"]))
+    run(
+        tmp_path,
+        sampled_run(tmp_path / "a.json", 1.0),
+        sampled_run(tmp_path / "b.json", 1.0, slowdown=["sw_power_cap"]),
+    )
     out = capsys.readouterr().out
     assert "Clock throttled: 1 of 1 benchmarks had slowed-clock samples (sw_power_cap)" in out
 
@@ -567,7 +676,9 @@ def test_the_rank_test_is_one_sided(tmp_path):
 
 def test_outliers_do_not_move_the_median(tmp_path):
     """Two slow repetitions of ten: the medians are equal, SAME (a mean would be 10% slower)."""
-    status, result = pair(tmp_path, {SHARED: jitter(1.0, 0.0005)}, {SHARED: jitter(1.0, 0.0005, n=8, seed=2) + [1.5, 1.5]})
+    status, result = pair(
+        tmp_path, {SHARED: jitter(1.0, 0.0005)}, {SHARED: jitter(1.0, 0.0005, n=8, seed=2) + [1.5, 1.5]}
+    )
     assert row(result)["verdict"] == "SAME" and status == 0
 
 
@@ -584,11 +695,44 @@ def test_cycles_use_each_repetitions_clock(tmp_path):
 def test_a_spinning_variants_instruction_count_is_noisy_not_exact():
     """warp_inst of a kernel that polls mbarriers depends on timing: a 0.4% rise is within the
     noisy counters' tolerance there, and an exact-count change elsewhere."""
-    from gemm_study.catalogue import load_catalogue
-    from gemm_study.compare import Settings, counter_changes
+    from gemm_study.data.catalogue import load_catalogue
+    from gemm_study.regression.compare import Settings, counter_changes
+
     catalogue, settings = load_catalogue(), Settings()
     base, cand = {"warp_inst": [8.132e5]}, {"warp_inst": [8.168e5]}
     assert counter_changes(base, cand, settings, catalogue)["warp_inst"]["verdict"] == "WORSE"
     assert "warp_inst" not in counter_changes(base, cand, settings, catalogue, spins=True)
     # A counter only the candidate has is new, not a change.
     assert counter_changes({}, {"l2_sectors": [5.0]}, settings, catalogue) == {}
+
+
+def test_a_gzipped_run_is_read_as_it_is_and_a_folder_is_named(tmp_path, capsys):
+    """Committed runs are gzipped: compare reads them without unpacking; a folder is not a run."""
+    import gzip
+
+    plain = REGRESSION / "track_baseline.json"
+    packed = tmp_path / "track_baseline.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert guarded([str(plain), str(packed)]) == 0
+    assert "Command: `gemm-compare track_baseline.json track_baseline.json.gz`" in capsys.readouterr().out
+    assert guarded([str(tmp_path), str(plain)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a folder, not a results file" in err
+
+
+def test_the_floor_is_three_percent(tmp_path):
+    """Without drift and with little noise, 2.9% is SAME and 3.1% SLOWER: the floor is 3%."""
+    base = {SHARED: jitter(1.0, 0.0005)}
+    assert row(pair(tmp_path, base, {SHARED: jitter(1.029, 0.0005, seed=2)}, "--drift", "0")[1])["verdict"] == "SAME"
+    assert row(pair(tmp_path, base, {SHARED: jitter(1.031, 0.0005, seed=2)}, "--drift", "0")[1])["verdict"] == "SLOWER"
+
+
+def test_the_significance_is_five_percent(tmp_path):
+    """A 10% step whose rank test gives p = 0.052 (one slow outlier in the baseline, two fast ones
+    in the candidate, tight quartiles): UNSURE at the default alpha, SLOWER at --alpha 0.1."""
+    base = {SHARED: [1.0 + 0.0001 * i for i in range(9)] + [1.3]}
+    cand = {SHARED: [1.1 + 0.0001 * i for i in range(8)] + [0.9, 0.9001]}
+    status, result = pair(tmp_path, base, cand, "--drift", "0")
+    assert row(result)["p_slower"] == pytest.approx(0.052, abs=0.001)
+    assert row(result)["verdict"] == "UNSURE" and status == 0
+    assert row(pair(tmp_path, base, cand, "--drift", "0", "--alpha", "0.1")[1])["verdict"] == "SLOWER"

@@ -1,8 +1,10 @@
 """The simulation behind compare.py's defaults: the rates the README quotes, asserted, so that
 changing a rule or a default breaks a test. 2000 trials per scenario, fixed seed."""
-from gemm_study.compare import Settings
-from conftest import SCRIPTS
-from gemm_study.drift_sim import SCENARIOS, Model, measured_drift, rates, table
+
+from conftest import SCRIPTS, require
+
+from gemm_study.regression.compare import Settings
+from gemm_study.regression.drift_sim import SCENARIOS, Model, measured_drift, rates, table
 
 
 def slower(model, statistic, settings=None):
@@ -59,13 +61,14 @@ def test_measured_drift_of_the_committed_runs_is_inside_the_allowance_at_rms():
 
 
 def test_the_recorded_history_plan_finds_each_injected_step_and_no_other():
+    require("otava", "apache-otava")
     """The history rule's defaults (1.5% floor, 0.4% drift per run in cycles) on the plan of
     scripts/record_history.sh under the drift model: the 5% and 10% steps always at their
     revisions, the 2% one in most histories, an unchanged benchmark never stepped. The 2% step's
     misses are the model's memory-bound share of the time (clock drift the cycles do not
     remove); the recorded set is compute-bound (sensitivity near 1), where it is found nearly always."""
-    from gemm_study.drift_sim import HISTORY_PLAN, series_rates
-    from gemm_study.series import HISTORY_DEFAULTS
+    from gemm_study.regression.drift_sim import HISTORY_PLAN, series_rates
+    from gemm_study.regression.series import HISTORY_DEFAULTS
 
     settings = Settings(**HISTORY_DEFAULTS)
     rates = {label: series_rates(Model(), levels, settings, trials=100) for label, levels in HISTORY_PLAN.items()}

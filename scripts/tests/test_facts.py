@@ -1,15 +1,16 @@
 """Facts, not names: the variant object drives efficiency, the tile report and selections;
 old files without it still load; repetitions give one row per benchmark."""
+
 import json
 
 import pytest
-
 from conftest import DATA, contract_entry, recorded_entry, write_contract_run
-from gemm_study import seeds
-from gemm_study.errors import run_cli
-from gemm_study.results import has_tag, load_results, one_row_per_benchmark, to_frame
-from report import main as report_main
-from summary_table import main as summary_main
+
+from gemm_study.cli.report import main as report_main
+from gemm_study.cli.summary_table import main as summary_main
+from gemm_study.data.errors import run_cli
+from gemm_study.data.results import has_tag, load_results, one_row_per_benchmark, to_frame
+from gemm_study.report import seeds
 
 SHARED16 = "gemm/fp32/shared/tile:16/m:512/n:512/k:512/manual_time"
 
@@ -21,8 +22,10 @@ def frame_of(path):
 
 def test_efficiency_uses_warps_launched_from_the_facts(tmp_path):
     # The name says tile:16 (256 warps... by the old formula); the facts say 3 warps.
-    path = write_contract_run(tmp_path / "run.json", transform=lambda e: (
-        e["variant"].update(warps_launched=3) or e) if e["run_name"] == SHARED16 else e)
+    path = write_contract_run(
+        tmp_path / "run.json",
+        transform=lambda e: (e["variant"].update(warps_launched=3) or e) if e["run_name"] == SHARED16 else e,
+    )
     context, frame = frame_of(path)
     kernel = seeds.enrich(frame[~frame.end_to_end], context)
     row = kernel[kernel.name == SHARED16].iloc[0]
@@ -42,8 +45,11 @@ def test_old_files_fall_back_to_the_name(recorded):
 
 
 def test_a_new_family_appears_in_the_tile_report_by_its_tag(tmp_path):
-    new = [contract_entry(dict(recorded_entry(SHARED16), name=n, run_name=n), ("tile_sweep",), {"tile": t})
-           for t in (16, 32) for n in [f"gemm/fp32/brand_new/tile:{t}/m:512/n:512/k:512/manual_time"]]
+    new = [
+        contract_entry(dict(recorded_entry(SHARED16), name=n, run_name=n), ("tile_sweep",), {"tile": t})
+        for t in (16, 32)
+        for n in [f"gemm/fp32/brand_new/tile:{t}/m:512/n:512/k:512/manual_time"]
+    ]
 
     def untag_shared_col(entry):
         if "/shared_col/" in entry["run_name"]:
@@ -74,11 +80,21 @@ def repeated_run(tmp_path, repetitions=3):
         if entry.get("error_occurred") or "median_ms" not in entry:
             continue
         for rep in range(repetitions):
-            rows.append(dict(entry, repetition_index=rep, repetitions=repetitions,
-                             median_ms=entry["median_ms"] * (1 + 0.1 * rep)))
+            rows.append(
+                dict(
+                    entry, repetition_index=rep, repetitions=repetitions, median_ms=entry["median_ms"] * (1 + 0.1 * rep)
+                )
+            )
         for aggregate in ("mean", "median", "stddev", "cv"):
-            rows.append(dict(entry, name=entry["name"] + "_" + aggregate, run_type="aggregate",
-                             aggregate_name=aggregate, repetitions=repetitions))
+            rows.append(
+                dict(
+                    entry,
+                    name=entry["name"] + "_" + aggregate,
+                    run_type="aggregate",
+                    aggregate_name=aggregate,
+                    repetitions=repetitions,
+                )
+            )
     data["benchmarks"] = rows
     path = tmp_path / "repeated.json"
     path.write_text(json.dumps(data))

@@ -1,5 +1,6 @@
 """Two commands on a fresh machine: scripts/bootstrap names what is missing in one line each,
 and scripts/run_study.sh runs its stages, shows progress and writes the time breakdown."""
+
 import json
 import os
 import shutil
@@ -7,7 +8,6 @@ import stat
 import subprocess
 
 import pytest
-
 from conftest import SCRIPTS, write_contract_run
 
 ROOT = SCRIPTS.parent
@@ -34,8 +34,12 @@ def executable(path, text):
 @pytest.mark.skipif(not shutil.which("cmake"), reason="needs cmake to hide ninja next to it")
 def test_missing_cxx_prerequisite_is_one_line_with_its_package(tmp_path):
     folder = tool_dir(tmp_path, ["bash", "env", "dirname", "cmake", "nvcc"])  # no ninja
-    proc = subprocess.run(["bash", str(BOOTSTRAP), "--cxx"], capture_output=True, text=True,
-                          env={"PATH": str(folder), "CMAKE_PREFIX_PATH": ""})
+    proc = subprocess.run(
+        ["bash", str(BOOTSTRAP), "--cxx"],
+        capture_output=True,
+        text=True,
+        env={"PATH": str(folder), "CMAKE_PREFIX_PATH": ""},
+    )
     assert proc.returncode == 2
     assert "missing ninja: apt-get install ninja-build" in proc.stderr
     assert all(line.startswith("bootstrap: missing ") for line in proc.stderr.splitlines())
@@ -45,8 +49,13 @@ def test_missing_python_package_is_one_line_with_how_to_get_it(tmp_path):
     requirements = tmp_path / "requirements.txt"
     # pip is in every virtual environment: a requirement that is met must not be listed.
     requirements.write_text("pip>=1\nno-such-package-gemm-study>=1\n")
-    env = dict(os.environ, GEMM_VENV=str(tmp_path / "venv"), GEMM_REQUIREMENTS=str(requirements),
-               PIP_NO_INDEX="1", PIP_FIND_LINKS="")
+    env = dict(
+        os.environ,
+        GEMM_VENV=str(tmp_path / "venv"),
+        GEMM_REQUIREMENTS=str(requirements),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS="",
+    )
     proc = subprocess.run([str(BOOTSTRAP)], capture_output=True, text=True, env=env)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
@@ -55,7 +64,39 @@ def test_missing_python_package_is_one_line_with_how_to_get_it(tmp_path):
     assert (tmp_path / "venv" / "bin" / "python").exists()  # created with the system's packages
 
 
-FAKE_BENCH = r'''#!/usr/bin/env python3
+def test_the_study_needs_only_its_own_packages_offline(tmp_path):
+    """As on the GPU machine (no network): with the study's packages present, bootstrap succeeds
+    whatever test-only or optional package is missing; --test names those in one line."""
+    met, unmet = tmp_path / "met.txt", tmp_path / "unmet.txt"
+    met.write_text("pip>=1\n")
+    unmet.write_text("no-such-test-package-gemm-study>=1\n")
+    env = dict(
+        os.environ,
+        GEMM_VENV=str(tmp_path / "venv"),
+        GEMM_REQUIREMENTS=str(met),
+        GEMM_REQUIREMENTS_TEST=str(unmet),
+        GEMM_REQUIREMENTS_NO_DEPS=str(unmet),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS="",
+    )
+    plain = subprocess.run([str(BOOTSTRAP)], capture_output=True, text=True, env=env)
+    assert plain.returncode == 0 and plain.stdout.strip().endswith("/bin/python"), plain.stderr
+    with_tests = subprocess.run([str(BOOTSTRAP), "--test"], capture_output=True, text=True, env=env)
+    assert with_tests.returncode == 2 and with_tests.stderr.count("\n") == 1
+    assert "missing Python packages: no-such-test-package-gemm-study>=1" in with_tests.stderr
+
+
+def test_the_study_requirements_are_the_four_it_runs():
+    """numpy, pandas, matplotlib, scipy: everything else is for tests or optional."""
+    lines = [
+        line.split(">=")[0]
+        for line in (SCRIPTS / "requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert lines == ["numpy", "pandas", "matplotlib", "scipy"]
+
+
+FAKE_BENCH = r"""#!/usr/bin/env python3
 import json, sys
 args = sys.argv[1:]
 open(LOG, "a").write(" ".join(args) + "\n")
@@ -70,14 +111,15 @@ n = len(data["benchmarks"])
 for k, entry in enumerate(data["benchmarks"][:3], 1):
     print(f"[{k}/{n}] {entry['name']}  1000 GFLOP/s  0.1 s  ETA 1 s", file=sys.stderr)
 json.dump(data, open(out, "w"))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     """One project environment for the study tests (bootstrap creates it once)."""
     folder = tmp_path_factory.mktemp("venv") / "venv"
-    subprocess.run([str(BOOTSTRAP)], check=True, capture_output=True, env=dict(os.environ, GEMM_VENV=str(folder)))
+    proc = subprocess.run([str(BOOTSTRAP)], capture_output=True, text=True, env=dict(os.environ, GEMM_VENV=str(folder)))
+    assert proc.returncode == 0, proc.stderr
     return folder
 
 
@@ -86,15 +128,19 @@ def test_quick_study_shows_stages_progress_and_time_breakdown(tmp_path, venv):
     (build / "bench").mkdir(parents=True)
     log = tmp_path / "bench-args.log"
     run = write_contract_run(tmp_path / "run.json")
-    executable(build / "bench" / "gemm-bench",
-               FAKE_BENCH.replace("LOG", repr(str(log))).replace("RUN", repr(str(run))))
+    executable(build / "bench" / "gemm-bench", FAKE_BENCH.replace("LOG", repr(str(log))).replace("RUN", repr(str(run))))
     fakes = tmp_path / "fakes"
     fakes.mkdir()
     executable(fakes / "cmake", "#!/bin/sh\nexit 0\n")
     executable(fakes / "nvidia-smi", "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")
     env = dict(os.environ, PATH=f"{fakes}:{os.environ['PATH']}", BUILD_DIR=str(build), GEMM_VENV=str(venv))
-    proc = subprocess.run([str(SCRIPTS / "run_study.sh"), "--quick", str(tmp_path / "reports")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [str(SCRIPTS / "run_study.sh"), "--quick", str(tmp_path / "reports")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     terminal = proc.stdout + proc.stderr
     assert proc.returncode == 0, terminal[-3000:]
     bench_args = log.read_text()
@@ -105,22 +151,25 @@ def test_quick_study_shows_stages_progress_and_time_breakdown(tmp_path, venv):
     assert "[1/" in terminal and "ETA" in terminal  # gemm-bench's progress reached the terminal
     out = tmp_path / "reports" / "fakegpu"
     recorded = json.loads((out / "stages.json").read_text())
-    assert {"prerequisites", "build", "bench", "verify", "timing", "counters", "crosscheck",
-            "report"} <= set(recorded["stages"])
+    assert {"prerequisites", "build", "bench", "verify", "timing", "counters", "crosscheck", "report"} <= set(
+        recorded["stages"]
+    )
     assert recorded["settings"]["quick"] == "1"
     assert "[1/" in (out / "logs" / "gemm-bench.progress.log").read_text()
     assert "## Where the study's time went" in (out / "report.md").read_text()
 
 
 # What gemm-bench --cpu-only prints (its context without GPU settings: CTest's cli.cpu_only).
-CPU_ONLY_BENCH = r'''#!/bin/sh
+CPU_ONLY_BENCH = r"""#!/bin/sh
 echo "counters_capped: []"
 echo "git_revision: 0123abcd"
 echo "timing: host time of the serial CPU baseline (no GPU in this run)"
 echo "gemm/fp32/cpu_serial/m:256/n:256/k:256/manual_time  12.5 ms"
-'''
-FAKE_CMAKE = "#!/bin/sh\necho '[1/2] Building CUDA object kernels/naive.cu.o'\necho 'a compiler warning'\n" \
-             "echo '[2/2] Linking CXX executable bench/gemm-bench'\n"
+"""
+FAKE_CMAKE = (
+    "#!/bin/sh\necho '[1/2] Building CUDA object kernels/naive.cu.o'\necho 'a compiler warning'\n"
+    "echo '[2/2] Linking CXX executable bench/gemm-bench'\n"
+)
 
 
 @pytest.mark.parametrize("quick", [True, False])
@@ -137,8 +186,13 @@ def test_without_a_gpu_the_study_says_what_runs_and_keeps_its_logs(tmp_path, ven
     executable(fakes / "nvidia-smi", "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    env = dict(os.environ, PATH=f"{fakes}:{os.environ['PATH']}", BUILD_DIR=str(build), GEMM_VENV=str(venv),
-               TMPDIR=str(temporary))
+    env = dict(
+        os.environ,
+        PATH=f"{fakes}:{os.environ['PATH']}",
+        BUILD_DIR=str(build),
+        GEMM_VENV=str(venv),
+        TMPDIR=str(temporary),
+    )
     argv = [str(SCRIPTS / "run_study.sh"), *(["--quick"] if quick else []), str(tmp_path / "reports")]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
     terminal = proc.stdout + proc.stderr
@@ -146,7 +200,9 @@ def test_without_a_gpu_the_study_says_what_runs_and_keeps_its_logs(tmp_path, ven
     assert "[1/2] Building CUDA object" in terminal and "a compiler warning" not in terminal
     assert "a compiler warning" in (build / "study-logs" / "build.log").read_text()
     assert f"log: {build}/study-logs/build.log" in terminal
-    expected = "--quick's GPU part (sizes 1024,2048, fp32)" if quick else "the study (sizes 512,1024,2048,4096, fp32,fp64)"
+    expected = (
+        "--quick's GPU part (sizes 1024,2048, fp32)" if quick else "the study (sizes 512,1024,2048,4096, fp32,fp64)"
+    )
     assert f"Not run: {expected}" in terminal and "--quick was ignored" not in terminal
     assert "cpu_serial" in terminal and "git_revision: 0123abcd" in terminal
     assert "git_revision: 0123abcd" in (build / "study-logs" / "cpu-baseline.log").read_text()

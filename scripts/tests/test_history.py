@@ -3,33 +3,41 @@ repetitions with 0.2% noise, a little drift per run) and on the committed runs.
 
 Mutations (each must make the tests after the arrow fail; test_mutations.py applies them one at a
 time to a copy of the tools and runs those tests, and checks that they pass without it):
-  - the 3% floor of the pair rule made 1%: gemm_study/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.01` => test_compare.py -k min_effect_rule
-  - the exact-count tolerance made 2%: gemm_study/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
-  - a higher-is-better count read as lower-is-better: gemm_study/compare.py: `(metric.better == "lower")` -> `(metric.better != "none")` => test_compare.py -k higher_is_better
-  - cycles from the run's median clock, not each repetition's: gemm_study/compare.py: `return bench.cycles if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
-  - a two-sided rank test: gemm_study/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k one_sided
-  - means instead of medians: gemm_study/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k outliers
-  - fewer than 4 repetitions a side allowed: gemm_study/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
-  - new and failed passes: gemm_study/compare.py: `            if new.errors:` -> `            if False:` => test_compare.py -k new_and_failed
-  - a worse count while faster is a regression again: gemm_study/compare.py: `time_verdict != "FASTER"` -> `True` => test_compare.py -k while_faster
-  - guards ignored: gemm_study/compare.py: `if guarded(family, name) or` -> `if` => test_compare.py -k guarded
-  - the revisions skipped by a step not named: gemm_study/series.py: `gap = [(p.index, p.status) for p in points if before.index < p.index < after.index]` -> `gap = []` => test_history.py -k missing_revision
-  - a failure hides the steps before it: gemm_study/series.py: `    steps = change_points(points, settings)` -> `    steps = change_points(points[max((i for i, p in enumerate(points) if p.status != "ok"), default=-1) + 1:], settings)` => test_history.py -k failed_revision
-  - no merge of small steps (a creep): gemm_study/series.py: `        weakest = min(failing,` -> `        return [(f, t) for f, t in zip(found, tests) if _accepted(t)]
+  - the 3% floor of the pair rule made 1%: gemm_study/regression/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.01` => test_compare.py -k min_effect_rule
+  - the floor made 2.5%: gemm_study/regression/compare.py: `min_effect: float = 0.03` -> `min_effect: float = 0.025` => test_compare.py -k floor_is_three
+  - the significance made 10%: gemm_study/regression/compare.py: `alpha: float = 0.05` -> `alpha: float = 0.10` => test_compare.py -k significance_is_five
+  - the exact-count tolerance made 2%: gemm_study/regression/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
+  - a higher-is-better count read as lower-is-better: gemm_study/regression/compare.py: `(metric.better == "lower")` -> `(metric.better != "none")` => test_compare.py -k higher_is_better
+  - cycles from the run's median clock, not each repetition's: gemm_study/regression/compare.py: `return bench.cycles if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
+  - a two-sided rank test: gemm_study/regression/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k one_sided
+  - means instead of medians: gemm_study/regression/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k outliers
+  - fewer than 4 repetitions a side allowed: gemm_study/regression/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
+  - new and failed passes: gemm_study/regression/compare.py: `            if new.errors:` -> `            if False:` => test_compare.py -k new_and_failed
+  - a worse count while faster is a regression again: gemm_study/regression/compare.py: `time_verdict != "FASTER"` -> `True` => test_compare.py -k while_faster
+  - guards ignored: gemm_study/regression/compare.py: `if guarded(family, name) or` -> `if` => test_compare.py -k guarded
+  - the revisions skipped by a step not named: gemm_study/regression/series.py: `gap = [(p.index, p.status) for p in points if before.index < p.index < after.index]` -> `gap = []` => test_history.py -k missing_revision
+  - a failure hides the steps before it: gemm_study/regression/series.py: `    steps = change_points(points, settings)` -> `    steps = change_points(points[max((i for i, p in enumerate(points) if p.status != "ok"), default=-1) + 1:], settings)` => test_history.py -k failed_revision
+  - no merge of small steps (a creep): gemm_study/regression/series.py: `        weakest = min(failing,` -> `        return [(f, t) for f, t in zip(found, tests) if _accepted(t)]
         weakest = min(failing,` => test_history.py -k creep
-  - the drift of a segment's runs not pooled: gemm_study/compare.py: `settings.drift ** 2 * (1 / runs[0] + 1 / runs[1])` -> `settings.drift ** 2 * 2` => test_history.py -k pool_their_drift
-  - file order instead of dates: gemm_study/history.py: `    if order_by == "args":` -> `    if True:` => test_history.py -k dates_not_file_names
-  - spikes not split out: gemm_study/series.py: `found |= {tau} | ({kappa} if kappa < stop else set())` -> `found |= {tau}` => test_history.py -k injected
+  - the drift of a segment's runs not pooled: gemm_study/regression/compare.py: `settings.drift**2 * (1 / runs[0] + 1 / runs[1])` -> `settings.drift**2 * 2` => test_history.py -k pool_their_drift
+  - file order instead of dates: gemm_study/regression/history.py: `    if order_by == "args":` -> `    if True:` => test_history.py -k dates_not_file_names
+  - spikes not split out: gemm_study/regression/series.py: `found |= {tau} | ({kappa} if kappa < stop else set())` -> `found |= {tau}` => test_history.py -k injected
 """
+
 import json
+import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-
-from conftest import DATA
-from gemm_study.errors import run_cli
-from history import main as history_main
+from conftest import DATA, require
 from test_compare import write_run
+
+from gemm_study.cli.history import main as history_main
+from gemm_study.data.errors import run_cli
+
+require("otava", "apache-otava")  # the history's change-point search
 
 TUNED = "gemm/fp32/tuned/bm:128/m:1024/n:1024/k:1024"
 WARP = "gemm/fp32/warptile/bm:128/m:1024/n:1024/k:1024"
@@ -62,8 +70,9 @@ def history_of(tmp_path, levels, clocks=None, counters=None, errors=None, missin
             spec["counters"] = {"gld_sectors_per_request": 4.0, **(counters or {}).get(name, [{}] * count)[i]}
             benches[name] = spec
         date = (dates or [f"2026-01-{i + 1:02d}T00:00:00+00:00" for i in range(count)])[i]
-        paths.append(write_run(folder / f"{i:02d}_r{i}.json", benches,
-                               context={"git_revision": f"r{i}{'a' * 11}", "date": date}))
+        paths.append(
+            write_run(folder / f"{i:02d}_r{i}.json", benches, context={"git_revision": f"r{i}{'a' * 11}", "date": date})
+        )
     return paths
 
 
@@ -75,8 +84,11 @@ def history(tmp_path, *argv):
 
 def found(result, kind=None):
     """(family, first bad revision index, recovered?) of every regression."""
-    return [(e["family"], e["first_index"], e["recovered"] is not None) for e in result["regressions"]
-            if kind is None or e["kind"] == kind]
+    return [
+        (e["family"], e["first_index"], e["recovered"] is not None)
+        for e in result["regressions"]
+        if kind is None or e["kind"] == kind
+    ]
 
 
 def steps(result, name):
@@ -84,6 +96,7 @@ def steps(result, name):
 
 
 # ----------------------------------------------------------------------------- the issue's cases
+
 
 def test_a_step_across_a_missing_revision_is_measured_from_the_last_good_run(tmp_path):
     """tuned is missing in r3 and 10% slower from r4: found at r4, against r2, r3 named."""
@@ -111,7 +124,7 @@ def test_a_creep_is_caught_from_its_first_revision(tmp_path):
     """+2.5% per revision, +10.4% over four: with the pair rule's 3% floor and 1% drift no single
     step passes, yet the series does from the first revision beyond the floor (r4, +5.1%); with
     the history's defaults from the first step."""
-    creep = [1, 1, 1, 1.025, 1.025 ** 2, 1.025 ** 3, 1.025 ** 4]
+    creep = [1, 1, 1, 1.025, 1.025**2, 1.025**3, 1.025**4]
     paths = history_of(tmp_path, {TUNED: creep, WARP: [1] * 7})
     status, result, _ = history(tmp_path, *paths, "--min-effect", "0.03", "--drift", "0.01")
     assert status == 1 and found(result) == [("tuned", 4, False)]
@@ -124,8 +137,12 @@ def test_a_creep_is_caught_from_its_first_revision(tmp_path):
 def test_injected_steps_of_2_5_and_10_percent_are_found_at_their_revisions_and_nowhere_else(tmp_path):
     """The real history's plan: a build twice, then +2% in tuned, +5% in warptile, +10% in naive_row,
     accumulating, then a revision that removes them."""
-    levels = {TUNED: [1, 1, 1.02, 1.02, 1.02, 1], WARP: [1, 1, 1, 1.05, 1.05, 1], NAIVE: [1, 1, 1, 1, 1.1, 1],
-              PADDED: [1] * 6}
+    levels = {
+        TUNED: [1, 1, 1.02, 1.02, 1.02, 1],
+        WARP: [1, 1, 1, 1.05, 1.05, 1],
+        NAIVE: [1, 1, 1, 1, 1.1, 1],
+        PADDED: [1] * 6,
+    }
     paths = history_of(tmp_path, levels)
     status, result, _ = history(tmp_path, *paths)
     assert status == 0  # removed at the last revision: nothing open
@@ -209,8 +226,9 @@ def test_commit_dates_come_first_where_every_run_has_one(tmp_path):
 def test_open_regressions_name_the_ncu_command_of_the_bad_revision(tmp_path):
     paths = history_of(tmp_path, {TUNED: [1, 1, 1.1], WARP: [1, 1, 1]})
     _, result, text = history(tmp_path, *paths)
-    assert result["regressions"][0]["ncu"] == ("git checkout r2aaaaaaaaaaa && cmake --build build && "
-                                               f"build/bench/gemm-bench --ncu-command={TUNED}")
+    assert result["regressions"][0]["ncu"] == (
+        f"git checkout r2aaaaaaaaaaa && cmake --build build && build/bench/gemm-bench --ncu-command={TUNED}"
+    )
     assert f"`{result['regressions'][0]['ncu']}`" in text
 
 
@@ -224,6 +242,7 @@ def test_figures_are_written_per_family(tmp_path):
 
 
 # ----------------------------------------------------------------------------- committed runs
+
 
 def test_real_runs_without_clocks_are_compared_in_time_and_say_so(tmp_path):
     folder = DATA.parents[2] / "reports" / "h200" / "regression"
@@ -239,13 +258,17 @@ def test_the_committed_h100_history_finds_the_unpadded_layout_and_calls_the_fix_
     folder = DATA.parents[2] / "reports" / "h100-80gb-hbm3" / "regression" / "history"
     status, result, _ = history(tmp_path, folder)
     assert result["runs"][-1]["label"] == "50cbe9466b08+unpadded"
-    assert [(e["benchmark"].split("/")[3], e["kind"]) for e in result["regressions"]] == \
-        [("tile:16", "time"), ("tile:32", "time"), ("tile:8", "time")] and status == 1
+    assert [(e["benchmark"].split("/")[3], e["kind"]) for e in result["regressions"]] == [
+        ("tile:16", "time"),
+        ("tile:32", "time"),
+        ("tile:8", "time"),
+    ] and status == 1
     assert {e["first_revision"] for e in result["regressions"]} == {"50cbe9466b08+unpadded"}
     assert all("smem_ld_wavefronts_per_request" in e["counter_regressions"] for e in result["regressions"])
 
 
 # ----------------------------------------------------------------------------- bad input
+
 
 def bad(capsys, *argv):
     assert run_cli(history_main, [str(a) for a in argv]) == 2
@@ -279,8 +302,48 @@ def test_context_mismatch_names_both_files(tmp_path, capsys):
 
 
 def test_revision_label_keeps_what_follows_the_hash():
-    from gemm_study.history import revision_label
+    from gemm_study.regression.history import revision_label
+
     assert revision_label("50cbe9466b08aa11") == "50cbe9466b08"
     assert revision_label("50cbe9466b08+unpadded") == "50cbe9466b08+unpadded"
     assert revision_label("c933aeef88c0aaaa-dirty") == "c933aeef88c0-dirty"
     assert revision_label("v1.2") == "v1.2"
+
+
+def test_a_failure_over_the_last_two_revisions_is_one_open_regression(tmp_path):
+    """Failing at r3 and r4 (the latest): one failure, first bad r3, still open, exit 1."""
+    paths = history_of(tmp_path, {TUNED: [1] * 5, WARP: [1] * 5}, errors={TUNED: {3, 4}})
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 1 and found(result) == [("tuned", 3, False)]
+    assert result["regressions"][0]["kind"] == "failed" and result["regressions"][0]["open"]
+
+
+def test_a_failure_over_two_revisions_then_passing_is_recovered(tmp_path):
+    """Failing at r2 and r3, passing again at r4 at its old level: recovered at r4, exit 0."""
+    paths = history_of(tmp_path, {TUNED: [1] * 5, WARP: [1] * 5}, errors={TUNED: {2, 3}})
+    status, result, _ = history(tmp_path, *paths)
+    assert status == 0 and found(result) == [("tuned", 2, True)]
+    assert result["regressions"][0]["recovered"] == "r4aaaaaaaaaaa"
+
+
+def test_the_committed_history_is_what_its_stated_command_gives(tmp_path, monkeypatch):
+    """reports/.../history.md names its command; run again from the checkout (written elsewhere),
+    it gives the same page and exit status 0: every regression recovered."""
+    checkout = Path(__file__).resolve().parents[2]
+    committed = (checkout / "reports/h100-80gb-hbm3/regression/history/history.md").read_text()
+    stated = re.search(r"^Command: `gemm-history (.*)`$", committed, re.MULTILINE)
+    argv = stated.group(1).split()
+    argv[argv.index("--out") + 1] = str(tmp_path)
+    monkeypatch.chdir(checkout)
+    assert history_main(argv) == 0
+    regenerated = (tmp_path / "history.md").read_text()
+    assert regenerated.replace(regenerated.splitlines()[2], stated.group(0)) == committed
+
+
+def test_without_otava_the_history_says_how_to_get_it(tmp_path, monkeypatch, capsys):
+    """The history needs Otava, the study does not: gemm-history names the package in one line."""
+    monkeypatch.setitem(sys.modules, "otava", None)  # import otava now fails
+    paths = history_of(tmp_path, {TUNED: [1, 1, 1], WARP: [1, 1, 1]})
+    assert run_cli(history_main, [*map(str, paths), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs apache-otava" in err and "pip install --no-deps" in err

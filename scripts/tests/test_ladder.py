@@ -1,16 +1,18 @@
 """The ladders: rungs and their numbers from the family manifest (every rung family shown, one
 family per (precision, rung)), references of the same arithmetic, the best library named, each
 rung against the ceiling of the unit it runs on; the counters that moved."""
+
 import json
 
 import pytest
-
 import study_rows
 from conftest import ladder_entry, recorded_entry, write_contract_run
-from gemm_study import account, ceilings, ladder, ladder_report, moves, seeds
-from gemm_study.manifest import load_families
-from gemm_study.results import load_results, one_row_per_benchmark, to_frame
-from report import main as report_main
+
+from gemm_study.analysis import account, ceilings, ladder, moves
+from gemm_study.cli.report import main as report_main
+from gemm_study.data.manifest import load_families
+from gemm_study.data.results import load_results, one_row_per_benchmark, to_frame
+from gemm_study.report import ladder_report, seeds
 
 TEMPLATE = "gemm/fp32/shared/tile:32/m:512/n:512/k:512/manual_time"
 BASE = {"dram_read_bytes": 2.2e6, "dram_write_bytes": 1.1e6, "l2_read_sectors": 4e6, "l2_write_sectors": 1e5}
@@ -74,10 +76,12 @@ def test_rung_numbers_come_from_the_manifest_not_the_rows(tmp_path):
 def test_a_rung_without_a_benchmark_at_the_shape_is_shown_not_run_with_the_reason(tmp_path):
     entries = [e for e in study_rows.study() if not e["name"].startswith("gemm/fp32/wgmma_tma/")]
     # wgmma_tma ran at another shape, refused at this one.
-    other = study_rows.entry("fp32", "wgmma_tma/bm:128/bn:128", 300000, ("tensor_core", "summary"), compute="tf32",
-                             shape=(2048, 2048, 2048))
-    skipped = json.dumps([{"benchmark": "gemm/fp32/wgmma_tma/bm:128/bn:128/m:1024/n:1024/k:1024",
-                           "reason": "wgmma_tma: refused here"}])
+    other = study_rows.entry(
+        "fp32", "wgmma_tma/bm:128/bn:128", 300000, ("tensor_core", "summary"), compute="tf32", shape=(2048, 2048, 2048)
+    )
+    skipped = json.dumps(
+        [{"benchmark": "gemm/fp32/wgmma_tma/bm:128/bn:128/m:1024/n:1024/k:1024", "reason": "wgmma_tma: refused here"}]
+    )
     context, kernel = kernel_of(study_rows.write(tmp_path / "s.json", entries + [other], {"skipped": skipped}))
     shown = view(kernel, context, "tf32")
     row = shown.rows.set_index("family").loc["wgmma_tma"]
@@ -93,8 +97,8 @@ def test_tensor_rungs_against_the_library_of_their_arithmetic_and_the_best_libra
     assert tf32.loc["wgmma_tma", "pct_of_reference"] == pytest.approx(100 * 326000 / 345000)  # cublas_tf32
     fp32 = view(kernel, context, "fp32")
     rows = fp32.rows.set_index("family")
-    assert rows.loc["tuned", "pct_of_reference"] == pytest.approx(100 * 49100 / 51500)      # cuBLAS SGEMM
-    assert rows.loc["tuned", "pct_of_best_library"] == pytest.approx(100 * 49100 / 52500)   # cuBLASLt faster
+    assert rows.loc["tuned", "pct_of_reference"] == pytest.approx(100 * 49100 / 51500)  # cuBLAS SGEMM
+    assert rows.loc["tuned", "pct_of_best_library"] == pytest.approx(100 * 49100 / 52500)  # cuBLASLt faster
     assert fp32.best_library == "cuBLASLt"
     assert "% of best library (cuBLASLt)" in fp32.table(ladder_report.COLUMNS)
     fp64 = view(kernel, context, "fp64_tensor").rows.set_index("family")
@@ -125,10 +129,10 @@ def test_the_ceilings_and_the_h100_datasheet():
     assert table["tf32"].value == pytest.approx(2048 * 132 * 1980 / 1e3)
     assert table["fp64_tensor"].value == pytest.approx(256 * 132 * 1980 / 1e3)
     checks = {label: (value, implied) for label, value, _, _, implied in ceilings.datasheet_check(context, table)}
-    assert checks["FP32 FMA, CUDA cores"][0] == pytest.approx(67000, rel=0.002)   # 67 TFLOP/s
-    assert checks["FP64, tensor cores"][0] == pytest.approx(67000, rel=0.002)     # 67 TFLOP/s
-    assert checks["FP64 FMA, CUDA cores"][0] == pytest.approx(34000, rel=0.02)    # 34 TFLOP/s, rounded
-    assert checks["DRAM"][0] == pytest.approx(3350, rel=0.001)                    # 3.35 TB/s
+    assert checks["FP32 FMA, CUDA cores"][0] == pytest.approx(67000, rel=0.002)  # 67 TFLOP/s
+    assert checks["FP64, tensor cores"][0] == pytest.approx(67000, rel=0.002)  # 67 TFLOP/s
+    assert checks["FP64 FMA, CUDA cores"][0] == pytest.approx(34000, rel=0.02)  # 34 TFLOP/s, rounded
+    assert checks["DRAM"][0] == pytest.approx(3350, rel=0.001)  # 3.35 TB/s
     assert checks["TF32, tensor cores"][1] == pytest.approx(1831, abs=1)  # 495 TFLOP/s assumes 1,830 MHz
     assert ceilings.datasheet_check(dict(context, gpu_name="NVIDIA H200"), table) == []
     unknown = dict(context, gpu_compute_capability="7.5")
@@ -145,23 +149,45 @@ def test_the_tensor_rate_measured_from_the_counters(synthetic):
 
 # ----------------------------------------------------------------------------- legacy rows and moves
 
+
 def rungs():
     t = recorded_entry(TEMPLATE)
     return [
-        ladder_entry(t, "blocktile_1d/bm:64/bn:64/bk:8/tm:8", 1, "1-D register blocking", 12000,
-                     dict(BASE, smem_ld_requests=1e6, stall_mio_throttle=4.0, fma_pipe_util_pct=30.0)),
-        ladder_entry(t, "blocktile_1d/bm:32/bn:32/bk:8/tm:4", 1, "1-D register blocking", 10000,
-                     dict(BASE, smem_ld_requests=2e6, stall_mio_throttle=5.0, fma_pipe_util_pct=20.0)),
-        ladder_entry(t, "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8", 2, "2-D register blocking", 16000,
-                     dict(BASE, smem_ld_requests=2.5e5, stall_mio_throttle=1.0, fma_pipe_util_pct=60.0)),
+        ladder_entry(
+            t,
+            "blocktile_1d/bm:64/bn:64/bk:8/tm:8",
+            1,
+            "1-D register blocking",
+            12000,
+            dict(BASE, smem_ld_requests=1e6, stall_mio_throttle=4.0, fma_pipe_util_pct=30.0),
+        ),
+        ladder_entry(
+            t,
+            "blocktile_1d/bm:32/bn:32/bk:8/tm:4",
+            1,
+            "1-D register blocking",
+            10000,
+            dict(BASE, smem_ld_requests=2e6, stall_mio_throttle=5.0, fma_pipe_util_pct=20.0),
+        ),
+        ladder_entry(
+            t,
+            "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8",
+            2,
+            "2-D register blocking",
+            16000,
+            dict(BASE, smem_ld_requests=2.5e5, stall_mio_throttle=1.0, fma_pipe_util_pct=60.0),
+        ),
     ]
 
 
 def test_rows_without_the_account_counters_step_with_the_counters_that_moved(tmp_path):
     context, kernel = kernel_of(write_contract_run(tmp_path / "run.json", rungs()))
     shown = view(kernel, context, "fp32", "512x512x512")
-    assert list(shown.rows.variant[:3]) == ["shared/tile:32", "blocktile_1d/bm:64/bn:64/bk:8/tm:8",
-                                            "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8"]
+    assert list(shown.rows.variant[:3]) == [
+        "shared/tile:32",
+        "blocktile_1d/bm:64/bn:64/bk:8/tm:8",
+        "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8",
+    ]
     step = shown.steps[1]
     assert step.label == "1 blocktile_1d -> 2 blocktile_2d" and step.verdict == "no prediction"
     assert step.sentence.startswith("measured x1.33; no prediction, no account on either rung: no ")
@@ -179,10 +205,28 @@ def test_dram_bytes_of_l2_resident_inputs_are_not_a_cause():
 def test_steps_name_causes_not_residues():
     """Tiny stalls, the hardware conflict counter and tensor counts between CUDA-core kernels
     are never named as what moved; real moves still are."""
-    a = {"tags": ("ladder",), "stall_mio_throttle": 1.5e-07, "smem_ld_bank_conflicts": 100.0,
-         "tensor_hmma_inst": 10.0, "gld_requests": 400.0, "m": 64, "n": 64, "k": 64, "precision": "fp32"}
-    b = {"tags": ("ladder",), "stall_mio_throttle": 0.05, "smem_ld_bank_conflicts": 9000.0,
-         "tensor_hmma_inst": 5000.0, "gld_requests": 100.0, "m": 64, "n": 64, "k": 64, "precision": "fp32"}
+    a = {
+        "tags": ("ladder",),
+        "stall_mio_throttle": 1.5e-07,
+        "smem_ld_bank_conflicts": 100.0,
+        "tensor_hmma_inst": 10.0,
+        "gld_requests": 400.0,
+        "m": 64,
+        "n": 64,
+        "k": 64,
+        "precision": "fp32",
+    }
+    b = {
+        "tags": ("ladder",),
+        "stall_mio_throttle": 0.05,
+        "smem_ld_bank_conflicts": 9000.0,
+        "tensor_hmma_inst": 5000.0,
+        "gld_requests": 100.0,
+        "m": 64,
+        "n": 64,
+        "k": 64,
+        "precision": "fp32",
+    }
     assert [move[0] for move in moves.counter_moves(a, b)] == ["gld_requests"]
     b_tensor = dict(b, tags=("tensor_core",))
     assert "tensor_hmma_inst" in [move[0] for move in moves.counter_moves(a, b_tensor)]

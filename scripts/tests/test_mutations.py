@@ -1,6 +1,7 @@
 """The mutation list in test_history.py's docstring, checked: each listed rule change, applied alone
 to a copy of the tools, must make the tests it names fail, and those tests must pass on the copy
 without it. A rule that can change without a test failing is a rule no test pins."""
+
 import os
 import re
 import shutil
@@ -12,8 +13,11 @@ import test_history
 from conftest import SCRIPTS
 
 ROOT = SCRIPTS.parent
-ENTRY = re.compile(r"^  - (?P<what>[^:\n]+): (?P<file>\S+): `(?P<old>.*?)` -> `(?P<new>.*?)` => "
-                   r"(?P<tests>\S+) -k (?P<select>\S+)$", re.MULTILINE | re.DOTALL)
+ENTRY = re.compile(
+    r"^  - (?P<what>[^:\n]+): (?P<file>\S+): `(?P<old>.*?)` -> `(?P<new>.*?)` => "
+    r"(?P<tests>\S+) -k (?P<select>\S+)$",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def mutations():
@@ -32,10 +36,26 @@ def copy_of_the_tools(folder):
 
 
 def run_tests(scripts, tests, select):
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-k", select,
-                           *[str(scripts / "tests" / t) for t in tests]],
-                          capture_output=True, text=True, timeout=300, cwd=scripts.parent,
-                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            select,
+            *[str(scripts / "tests" / t) for t in tests],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=scripts.parent,
+        # PYTHONPATH: the copy's package, not the installed one
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(scripts)),
+    )
     return proc.returncode, proc.stdout[-1500:]
 
 

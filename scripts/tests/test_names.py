@@ -1,9 +1,13 @@
 """The name grammar comes from bench/benchmark_names.inc, not from Python."""
+
+import re
+
 import pytest
 
-from gemm_study import names, ncu
-from gemm_study.errors import InputError
-from gemm_study.results import parse_name
+from gemm_study.data import names
+from gemm_study.data.errors import InputError
+from gemm_study.data.results import parse_name
+from gemm_study.ncu import session as ncu
 
 SPEC_LINES = """// a comment line
 GEMM_NAME(kernel_prefix, R"(mm)")
@@ -18,8 +22,14 @@ GEMM_NAME(nvtx_to, R"(.-)")
 
 def test_the_repository_grammar_parses_kernel_and_end_to_end_names():
     parsed = names.parse_benchmark("gemm_e2e/fp64/naive_row/block:16x16/m:7/n:13/k:5/manual_time")
-    assert parsed == {"end_to_end": True, "precision": "fp64", "variant": "naive_row/block:16x16",
-                      "m": 7, "n": 13, "k": 5}
+    assert parsed == {
+        "end_to_end": True,
+        "precision": "fp64",
+        "variant": "naive_row/block:16x16",
+        "m": 7,
+        "n": 13,
+        "k": 5,
+    }
     assert names.parse_benchmark("BM_other/8") is None
     assert parse_name("gemm/fp32/shared/tile:16/m:512/n:512/k:512")["tile"] == 16
 
@@ -53,3 +63,26 @@ def test_every_variant_of_the_recorded_run_matches_the_variant_grammar(recorded)
     for entry in json.loads(recorded.read_text())["benchmarks"]:
         parsed = names.parse_benchmark(entry["run_name"])
         assert spec.variant.match(parsed["variant"]), parsed["variant"]
+
+
+def test_a_shape_is_parsed_once_and_written_back_the_same_way():
+    from gemm_study.data.shape import Shape, shape_order
+
+    shape = Shape.parse("3000x2000x1500")
+    assert shape.dims == (3000, 2000, 1500) and str(shape) == "3000x2000x1500"
+    assert sorted(["1024x1024x1024", "512x512x512"], key=shape_order) == ["512x512x512", "1024x1024x1024"]
+    for bad in ("1024x1024", "0x4x4", "axbxc", None):
+        with pytest.raises(InputError, match="expected MxNxK"):
+            Shape.parse(bad)
+
+
+def test_one_builder_makes_names_and_filters_that_the_grammar_reads_back():
+    from gemm_study.data.shape import Shape
+
+    name = names.benchmark_name("fp32", "shared/tile:16", Shape(512, 256, 128))
+    assert name == "gemm/fp32/shared/tile:16/m:512/n:256/k:128"
+    assert names.parse_benchmark(name)["variant"] == "shared/tile:16"
+    assert names.benchmark_name("fp64", "cublas", "8x8x8", end_to_end=True) == "gemm_e2e/fp64/cublas/m:8/n:8/k:8"
+    pattern = re.compile(names.benchmark_filter(("fp32", "fp64"), "shared/tile:16|cublas", "512x256x128"))
+    assert pattern.match(name + "/manual_time") and pattern.match(name.replace("fp32", "fp64"))
+    assert not pattern.match(name.replace("m:512", "m:5120"))

@@ -1,14 +1,16 @@
 """Nsight Compute's own report reader (ncu_report) against the CSV parser, on the committed H100
 reports. The reader tests run where ncu_report loads (pip install ncu-report, or an Nsight
 Compute installation) and are skipped elsewhere with the reason."""
+
 import gzip
 import sys
 from pathlib import Path
 
 import pytest
 
-from gemm_study import ncu, ncu_report_reader
-from gemm_study.errors import InputError
+from gemm_study.data.errors import InputError
+from gemm_study.ncu import report_reader as ncu_report_reader
+from gemm_study.ncu import session as ncu
 
 NCU_DIR = Path(__file__).resolve().parents[2] / "reports" / "h100-80gb-hbm3" / "ncu"
 REPORTS = ["ncu_1024x1024x1024", "ncu_1024x1024x1024_cache"]
@@ -81,6 +83,7 @@ def without_installed_reader(monkeypatch):
         if name == "ncu_report" and not any("extras" in p for p in sys.path):
             raise ImportError("No module named 'ncu_report'")
         return real(name)
+
     monkeypatch.setattr(ncu_report_reader.importlib, "import_module", import_module)
     monkeypatch.setattr(sys, "path", list(sys.path))
     before = sys.modules.pop("ncu_report", None)
@@ -97,8 +100,9 @@ def test_without_the_reader_the_reason_says_how_to_get_it(monkeypatch, without_i
     assert module is None and "pip install ncu-report" in why
 
 
-def test_the_copy_an_nsight_compute_installation_ships_is_found_next_to_ncu(tmp_path, monkeypatch,
-                                                                           without_installed_reader):
+def test_the_copy_an_nsight_compute_installation_ships_is_found_next_to_ncu(
+    tmp_path, monkeypatch, without_installed_reader
+):
     # An installation without network, as on the GPU machine: <install>/ncu and
     # <install>/extras/python/ncu_report.py.
     install = tmp_path / "nsight-compute-2025.3.1"

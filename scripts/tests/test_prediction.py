@@ -1,11 +1,12 @@
 """Each ladder step as a prediction: the ratio of the limiters' bounds, held to the measured
 speedup within 15%; an unexplained step shows the counters it has; losing steps alike."""
+
 import pandas as pd
 import pytest
-
 import study_rows
-from gemm_study import prediction
 from test_ladder import kernel_of, view
+
+from gemm_study.analysis import prediction
 
 
 @pytest.fixture
@@ -33,8 +34,9 @@ def test_verdicts_follow_the_explained_share(fp32_steps):
     assert "unexplained; explained share 0.80 -> 0.60" in into.sentence
     assert "the counters that moved: " in into.sentence
     assert prediction.tally(fp32_steps) == (7, 2, 0)
-    assert prediction.tally_sentence(fp32_steps) == ("7 of 9 predicted steps within 15% of the measured speedup "
-                                                     "(78%), 2 unexplained.")
+    assert prediction.tally_sentence(fp32_steps) == (
+        "7 of 9 predicted steps within 15% of the measured speedup (78%), 2 unexplained."
+    )
 
 
 def test_a_step_that_loses_time_is_predicted_too(fp32_steps):
@@ -45,10 +47,21 @@ def test_a_step_that_loses_time_is_predicted_too(fp32_steps):
 
 
 def test_a_limiter_that_moves_and_a_tail_that_grows_are_named():
-    base = dict(rung=1, family="a", variant="a", time_ms=2.0, account_unit="shared", account_bound_ms=1.6,
-                account_explained=0.8, account_tail=1.0, smem_wavefronts=4e8, fma_pipe_inst=1e8)
-    after = dict(base, rung=2, family="b", variant="b", time_ms=1.0, account_unit="fma", account_bound_ms=0.8,
-                 account_tail=2.06)
+    base = dict(
+        rung=1,
+        family="a",
+        variant="a",
+        time_ms=2.0,
+        account_unit="shared",
+        account_bound_ms=1.6,
+        account_explained=0.8,
+        account_tail=1.0,
+        smem_wavefronts=4e8,
+        fma_pipe_inst=1e8,
+    )
+    after = dict(
+        base, rung=2, family="b", variant="b", time_ms=1.0, account_unit="fma", account_bound_ms=0.8, account_tail=2.06
+    )
     step = prediction.step(pd.Series(base), pd.Series(after), "fp32", "s")
     assert step.verdict == "explained" and step.predicted == pytest.approx(2.0)
     assert "the limiter moves from shared memory (smem_wavefronts 4.000e+08) to FMA pipe (FP32)" in step.sentence
@@ -56,19 +69,50 @@ def test_a_limiter_that_moves_and_a_tail_that_grows_are_named():
 
 
 def test_without_an_account_on_one_side_there_is_no_prediction():
-    a = pd.Series(dict(rung=1, family="a", variant="a", time_ms=2.0, account_unit="fma", account_bound_ms=1.0,
-                       account_explained=0.5, m=64, n=64, k=64, precision="fp32", gld_requests=10.0))
-    b = pd.Series(dict(rung=2, family="b", variant="b", time_ms=1.0, account_unit="", account_reason="no warp_inst",
-                       m=64, n=64, k=64, precision="fp32", gld_requests=5.0))
+    a = pd.Series(
+        dict(
+            rung=1,
+            family="a",
+            variant="a",
+            time_ms=2.0,
+            account_unit="fma",
+            account_bound_ms=1.0,
+            account_explained=0.5,
+            m=64,
+            n=64,
+            k=64,
+            precision="fp32",
+            gld_requests=10.0,
+        )
+    )
+    b = pd.Series(
+        dict(
+            rung=2,
+            family="b",
+            variant="b",
+            time_ms=1.0,
+            account_unit="",
+            account_reason="no warp_inst",
+            m=64,
+            n=64,
+            k=64,
+            precision="fp32",
+            gld_requests=5.0,
+        )
+    )
     step = prediction.step(a, b, "fp32", "s")
     assert step.verdict == "no prediction" and step.predicted != step.predicted
-    assert step.sentence == ("measured x2.00; no prediction, no account on rung 2: no warp_inst; the counters that "
-                             "moved: gld_requests falls 2.00x (10 -> 5) (better).")
-    assert prediction.tally_sentence([step]) == "no step has a prediction (1 steps lack an account on one side or both)."
+    assert step.sentence == (
+        "measured x2.00; no prediction, no account on rung 2: no warp_inst; the counters that "
+        "moved: gld_requests falls 2.00x (10 -> 5) (better)."
+    )
+    assert (
+        prediction.tally_sentence([step]) == "no step has a prediction (1 steps lack an account on one side or both)."
+    )
 
 
 def test_the_steps_table_has_every_step(fp32_steps):
-    from gemm_study.ladder_report import steps_table
+    from gemm_study.report.ladder_report import steps_table
 
     table = steps_table(fp32_steps)
     assert list(table.verdict) == [s.verdict for s in fp32_steps]

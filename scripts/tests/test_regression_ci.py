@@ -2,19 +2,27 @@
 place of gemm-bench: the first run becomes the baseline, later ones are compared with it, appended
 to the GPU's history and drawn on its dashboard; a regression fails the job, a pull request
 (--no-append) leaves the history as it was. The workflow file runs the same command."""
+
 import json
 import os
 import subprocess
 
-from conftest import SCRIPTS
+from conftest import SCRIPTS, require
 from test_history import TUNED, WARP, history_of
+
+require("otava", "apache-otava")  # the history's change-point search
 
 ROOT = SCRIPTS.parent
 
 
 def ci(history_root, *argv):
-    proc = subprocess.run([str(SCRIPTS / "regression_ci.sh"), str(history_root), *map(str, argv)],
-                          capture_output=True, text=True, timeout=300, env=dict(os.environ, CI="true"))
+    proc = subprocess.run(
+        [str(SCRIPTS / "regression_ci.sh"), str(history_root), *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, CI="true"),
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -28,8 +36,11 @@ def test_runs_are_compared_appended_and_drawn_and_a_regression_fails(tmp_path):
     for run in runs[1:3]:
         status, out = ci(root, "--recorded", run)
         assert status == 0 and "no regression" in out, out[-2000:]
-    assert sorted(p.name for p in (gpu / "runs").iterdir()) == ["001_r0aaaaaaaaaaa.json", "002_r1aaaaaaaaaaa.json",
-                                                                "003_r2aaaaaaaaaaa.json"]
+    assert sorted(p.name for p in (gpu / "runs").iterdir()) == [
+        "001_r0aaaaaaaaaaa.json",
+        "002_r1aaaaaaaaaaa.json",
+        "003_r2aaaaaaaaaaa.json",
+    ]
     assert "No open regression." in (gpu / "dashboard.html").read_text()
     status, out = ci(root, "--recorded", runs[3], "--no-append")
     assert status == 1 and "REGRESSION" in out and len(list((gpu / "runs").iterdir())) == 3

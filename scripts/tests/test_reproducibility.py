@@ -1,4 +1,5 @@
 """Two runs of one study: which differences make them "not reproducible" and which do not."""
+
 import copy
 import os
 import stat
@@ -6,12 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 import study_rows
-from gemm_study import reproducibility
-from gemm_study.compare import Settings
-from gemm_study.errors import run_cli
-from reproducibility import main as reproducibility_main
+
+from gemm_study.cli.reproducibility import main as reproducibility_main
+from gemm_study.data.errors import run_cli
+from gemm_study.regression import reproducibility
+from gemm_study.regression.compare import Settings
 
 TIMES_ONLY = Settings(time_only=True)
 
@@ -30,9 +31,20 @@ def times_only(entry):
     """The entry as a STUDY_COUNTERS=off run records it: no counter values."""
     out = copy.deepcopy(entry)
     for key in list(out):
-        if key in study_rows.PEAKS or key in {"counters_available", "sm_clock_mhz", "l2_clock_hz", "dram_clock_hz",
-                                              "dram_write_bytes", "sm_active_cycles_avg", "sm_active_cycles_max"} \
-                or key in {work for work, *_ in study_rows.UNITS.values()}:
+        if (
+            key in study_rows.PEAKS
+            or key
+            in {
+                "counters_available",
+                "sm_clock_mhz",
+                "l2_clock_hz",
+                "dram_clock_hz",
+                "dram_write_bytes",
+                "sm_active_cycles_avg",
+                "sm_active_cycles_max",
+            }
+            or key in {work for work, *_ in study_rows.UNITS.values()}
+        ):
             del out[key]
     out["counters_available"] = 0.0
     return out
@@ -41,8 +53,10 @@ def times_only(entry):
 def runs(tmp_path, change=lambda name, entry: entry):
     first = study_rows.study()
     second = [change(e["name"], e) for e in first]
-    return (study_rows.write(tmp_path / "first.json", first),
-            study_rows.write(tmp_path / "second.json", [e for e in second if e is not None]))
+    return (
+        study_rows.write(tmp_path / "first.json", first),
+        study_rows.write(tmp_path / "second.json", [e for e in second if e is not None]),
+    )
 
 
 def headline_names(path):
@@ -55,8 +69,12 @@ def test_one_run_twice_is_reproducible_and_every_benchmark_decides_at_no_floor(t
     outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
     assert outcome["reproducible"]
     assert len(outcome["deciding"]) == len(outcome["rows"]) and not outcome["not_same"]
-    assert {h.ladder for h in outcome["headlines"]} == {"FP32 on the CUDA cores", "FP64 on the CUDA cores",
-                                                       "TF32 on the tensor cores", "FP64 on the tensor cores"}
+    assert {h.ladder for h in outcome["headlines"]} == {
+        "FP32 on the CUDA cores",
+        "FP64 on the CUDA cores",
+        "TF32 on the tensor cores",
+        "FP64 on the tensor cores",
+    }
     assert all(h.change == 0 for h in outcome["headlines"])
 
 
@@ -69,10 +87,15 @@ def test_a_second_run_without_counters_is_compared_on_times(tmp_path):
 def test_a_headline_figure_three_percent_slower_fails_though_its_benchmark_is_same(tmp_path):
     # 3% is inside compare.py's threshold for one repetition a side (max(3%, 3 x sqrt(2) x 1%)),
     # so only the headline check can catch it.
-    fp32_best = next(h.variant for h in reproducibility.headlines(*runs(tmp_path))[1]
-                     if h.ladder == "FP32 on the CUDA cores")
-    first, second = runs(tmp_path, lambda name, e: slower(e, 1.03) if e["variant"]["name"] == fp32_best
-                         and e["variant"]["precision"] == "fp32" else e)
+    fp32_best = next(
+        h.variant for h in reproducibility.headlines(*runs(tmp_path))[1] if h.ladder == "FP32 on the CUDA cores"
+    )
+    first, second = runs(
+        tmp_path,
+        lambda name, e: (
+            slower(e, 1.03) if e["variant"]["name"] == fp32_best and e["variant"]["precision"] == "fp32" else e
+        ),
+    )
     outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
     assert not outcome["not_same"]
     moved = [h for h in outcome["headlines"] if not h.holds]
@@ -107,8 +130,10 @@ def test_a_benchmark_missing_or_failed_in_the_second_run_fails(tmp_path):
     def failed(name, e):
         if name != victim:
             return e
-        return {key: e[key] for key in ("name", "run_name", "run_type", "repetition_index", "repetitions",
-                                        "variant")} | {"error_occurred": True, "error_message": "verification failed"}
+        return {
+            key: e[key] for key in ("name", "run_name", "run_type", "repetition_index", "repetitions", "variant")
+        } | {"error_occurred": True, "error_message": "verification failed"}
+
     first, second = runs(tmp_path, failed)
     outcome = reproducibility.check(first, second, TIMES_ONLY)  # failures decide at any floor
     assert [r["verdict"] for r in outcome["not_same"]] == ["FAILED"] and not outcome["reproducible"]
@@ -124,7 +149,8 @@ def test_the_command_line_exits_0_1_2_and_writes_the_page(tmp_path, capsys):
     slow_first, slow_second = runs(tmp_path, lambda name, e: slower(e, 1.5))
     assert reproducibility_main([str(slow_first), str(slow_second), "--min-ms", "0"]) == 1
     assert "**Not reproducible**" in capsys.readouterr().out
-    from gemm_study.errors import run_cli
+    from gemm_study.data.errors import run_cli
+
     assert run_cli(reproducibility_main, [str(first), str(tmp_path / "absent.json")]) == 2
 
 
@@ -157,8 +183,9 @@ def test_a_benchmark_missing_from_the_second_run_fails_at_the_default_floor(tmp_
 def test_the_floor_lets_a_launch_above_1_ms_decide_and_none_below(tmp_path):
     base = study_rows.study(extra=[SLOW])
     first = study_rows.write(tmp_path / "first.json", base)
-    second = study_rows.write(tmp_path / "second.json",
-                              [slower(e, 1.10) if e["name"] == SLOW_NAME else e for e in base])
+    second = study_rows.write(
+        tmp_path / "second.json", [slower(e, 1.10) if e["name"] == SLOW_NAME else e for e in base]
+    )
     outcome = reproducibility.check(first, second, TIMES_ONLY)
     assert [r["name"] for r in outcome["deciding"]] == [SLOW_NAME] and not outcome["reproducible"]
     assert reproducibility.check(first, second, TIMES_ONLY, min_ms=3.0)["reproducible"]
@@ -166,10 +193,15 @@ def test_the_floor_lets_a_launch_above_1_ms_decide_and_none_below(tmp_path):
 
 @pytest.mark.parametrize("factor, holds", [(1.015, True), (0.985, True), (1.025, False), (0.975, False)])
 def test_a_headline_figure_holds_within_2_percent_and_not_beyond(tmp_path, factor, holds):
-    fp32_best = next(h.variant for h in reproducibility.headlines(*runs(tmp_path))[1]
-                     if h.ladder == "FP32 on the CUDA cores")
-    first, second = runs(tmp_path, lambda name, e: slower(e, factor) if e["variant"]["name"] == fp32_best
-                         and e["variant"]["precision"] == "fp32" else e)
+    fp32_best = next(
+        h.variant for h in reproducibility.headlines(*runs(tmp_path))[1] if h.ladder == "FP32 on the CUDA cores"
+    )
+    first, second = runs(
+        tmp_path,
+        lambda name, e: (
+            slower(e, factor) if e["variant"]["name"] == fp32_best and e["variant"]["precision"] == "fp32" else e
+        ),
+    )
     outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
     line = next(h for h in outcome["headlines"] if h.ladder == "FP32 on the CUDA cores")
     assert line.holds is holds and outcome["reproducible"] is holds
@@ -180,8 +212,9 @@ def test_the_headline_rung_is_looked_up_by_its_benchmark_not_as_the_second_runs_
     # Two summary configurations of the FP32 headline family, 1% apart, that swap places between
     # the runs: the README's figure (the first run's fastest configuration) did come back.
     base = study_rows.study()
-    best = next(h.variant for h in reproducibility.headlines(*runs(tmp_path))[1]
-                if h.ladder == "FP32 on the CUDA cores")
+    best = next(
+        h.variant for h in reproducibility.headlines(*runs(tmp_path))[1] if h.ladder == "FP32 on the CUDA cores"
+    )
     row = next(e for e in base if e["variant"]["name"] == best and e["variant"]["precision"] == "fp32")
     other = copy.deepcopy(row)
     other["variant"]["name"] = best.replace("bm:128/bn:128", "bm:64/bn:64")
@@ -202,8 +235,9 @@ def test_without_cublas_in_either_run_gflops_alone_decide_and_the_page_says_so(t
     page = reproducibility.to_markdown(outcome, first, second)
     assert page.count("| no cuBLAS | no cuBLAS | not compared |") == 4 and "nan" not in page and "| % |" not in page
     # GFLOP/s still decide.
-    second = study_rows.write(tmp_path / "second.json",
-                              [slower(e, 1.05) if "/fp64/mma_fp64" in e["name"] else e for e in kernels])
+    second = study_rows.write(
+        tmp_path / "second.json", [slower(e, 1.05) if "/fp64/mma_fp64" in e["name"] else e for e in kernels]
+    )
     assert not reproducibility.check(first, second, TIMES_ONLY)["reproducible"]
 
 
@@ -217,8 +251,10 @@ def test_cublas_lost_in_the_second_run_fails_every_headline_and_the_page_says_wh
 
 
 def failed_entry(e, message="verification failed"):
-    return {key: e[key] for key in ("name", "run_name", "run_type", "repetition_index", "repetitions",
-                                    "variant")} | {"error_occurred": True, "error_message": message}
+    return {key: e[key] for key in ("name", "run_name", "run_type", "repetition_index", "repetitions", "variant")} | {
+        "error_occurred": True,
+        "error_message": message,
+    }
 
 
 def test_a_second_run_whose_every_benchmark_failed_is_not_reproducible_not_bad_input(tmp_path, capsys):
@@ -236,8 +272,10 @@ def test_repetitions_give_compare_its_rank_test(tmp_path):
     victim = "gemm/fp32/blocktile_1d/bm:128/bn:128/m:1024/n:1024/k:1024/manual_time"
     noise = (0.996, 1.004, 1.0, 0.998, 1.002)
     first = study_rows.write(tmp_path / "first.json", repeated(study_rows.study(), 5, lambda n, i: noise[i]))
-    second = study_rows.write(tmp_path / "second.json", repeated(
-        study_rows.study(), 5, lambda n, i: noise[4 - i] * (1.10 if n == victim else 1.0)))
+    second = study_rows.write(
+        tmp_path / "second.json",
+        repeated(study_rows.study(), 5, lambda n, i: noise[4 - i] * (1.10 if n == victim else 1.0)),
+    )
     outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
     assert [(r["name"], r["verdict"]) for r in outcome["not_same"]] == [(victim, "SLOWER")]
     assert all(r["n_base"] == r["n_cand"] == 5 for r in outcome["rows"])
@@ -252,6 +290,7 @@ def test_counters_do_not_decide(tmp_path):
             if work in out:
                 out[work] *= 2
         return out
+
     first, second = runs(tmp_path, doubled)
     assert reproducibility_main([str(first), str(second), "--min-ms", "0"]) == 0
 
@@ -284,16 +323,23 @@ def test_the_wrapper_stops_with_one_line_when_a_run_left_no_single_results_file(
     (root / "scripts").mkdir(parents=True)
     wrapper = Path(__file__).resolve().parents[1] / "reproducibility.sh"
     executable(root / "scripts" / "reproducibility.sh", wrapper.read_text())
-    executable(root / "scripts" / "run_study.sh", "#!/bin/sh\n" + "".join(
-        f"mkdir -p \"$1/gpu{i}\" && echo {{}} > \"$1/gpu{i}/results.json\"\n" for i in range(gpus)))
+    (root / "scripts" / "lib.sh").write_text((wrapper.parent / "lib.sh").read_text())
+    executable(
+        root / "scripts" / "run_study.sh",
+        "#!/bin/sh\n" + "".join(f'mkdir -p "$1/gpu{i}" && echo {{}} > "$1/gpu{i}/results.json"\n' for i in range(gpus)),
+    )
     ran = tmp_path / "compared"
     executable(root / "scripts" / "bootstrap", f"#!/bin/sh\necho {root / 'scripts' / 'python'}\n")
-    executable(root / "scripts" / "python", f"#!/bin/sh\ntouch {ran}\n")
+    executable(root / "scripts" / "gemm-reproducibility", f"#!/bin/sh\ntouch {ran}\n")
     fakes = tmp_path / "bin"
     fakes.mkdir()
     executable(fakes / "nvidia-smi", "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")
-    done = subprocess.run(["bash", str(root / "scripts" / "reproducibility.sh"), str(tmp_path / "out")],
-                          capture_output=True, text=True, env=dict(os.environ, PATH=f"{fakes}:{os.environ['PATH']}"))
+    done = subprocess.run(
+        ["bash", str(root / "scripts" / "reproducibility.sh"), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PATH=f"{fakes}:{os.environ['PATH']}"),
+    )
     assert done.returncode == 2 and not ran.exists()
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: expected one "), done.stderr
     assert f"found {gpus}" in done.stderr

@@ -1,28 +1,31 @@
 """stages.json, the cross-GPU page, the cross-check's selection / L2 state / no-GPU rule."""
+
 import json
 import os
 import stat
 import subprocess
-import sys
 
 import pytest
+from conftest import DATA, SCRIPTS, command, write_contract_run
 
-from conftest import DATA, SCRIPTS, write_contract_run
-from gemm_study import cross_gpu, ncu, stages
-from gemm_study.errors import run_cli
-from gemm_study.results import load_results, one_row_per_benchmark, to_frame
+from gemm_study.cli.stages import main as stages_main
+from gemm_study.data.errors import run_cli
+from gemm_study.data.results import load_results, one_row_per_benchmark, to_frame
+from gemm_study.ncu import session as ncu
+from gemm_study.report import cross_gpu, stages
 
 H200 = SCRIPTS.parent / "reports" / "h200" / "results.json"
 
 
 # ----------------------------------------------------------------------------- stages
 
+
 def test_stage_seconds_are_summed_over_iterations_only():
-    entries = [{"name": "a", "run_type": "iteration", "stage_verify_s": 1.0, "stage_timing_s": 2.0,
-                "stage_counters_s": 3.0},
-               {"name": "b", "run_type": "iteration", "stage_verify_s": 0.5, "stage_timing_s": 0.5,
-                "stage_counters_s": 0.5},
-               {"name": "a_mean", "run_type": "aggregate", "stage_verify_s": 100.0}]
+    entries = [
+        {"name": "a", "run_type": "iteration", "stage_verify_s": 1.0, "stage_timing_s": 2.0, "stage_counters_s": 3.0},
+        {"name": "b", "run_type": "iteration", "stage_verify_s": 0.5, "stage_timing_s": 0.5, "stage_counters_s": 0.5},
+        {"name": "a_mean", "run_type": "aggregate", "stage_verify_s": 100.0},
+    ]
     assert stages.bench_stage_seconds(entries) == {"verify": 1.5, "timing": 2.5, "counters": 3.5}
 
 
@@ -33,9 +36,24 @@ def test_stages_cli_merges_script_and_bench_stages(tmp_path, capsys):
         entry.update(stage_verify_s=0.1, stage_timing_s=0.2, stage_counters_s=0.3)
     results.write_text(json.dumps(data))
     out = tmp_path / "stages.json"
-    assert stages.main(["--results", str(results), "--stage", "build=10", "--stage", "bench=100",
-                        "--setting", "sizes=512", "--out", str(out)]) == 0
-    assert stages.main(["--stage", "report=5", "--out", str(out)]) == 0
+    assert (
+        stages_main(
+            [
+                "--results",
+                str(results),
+                "--stage",
+                "build=10",
+                "--stage",
+                "bench=100",
+                "--setting",
+                "sizes=512",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert stages_main(["--stage", "report=5", "--out", str(out)]) == 0
     recorded = json.loads(out.read_text())
     n = len(data["benchmarks"])
     assert recorded["stages"]["verify"] == pytest.approx(0.1 * n)
@@ -48,7 +66,7 @@ def test_stages_cli_merges_script_and_bench_stages(tmp_path, capsys):
 
 
 def test_bad_stage_argument_is_bad_input(tmp_path, capsys):
-    assert run_cli(stages.main, ["--stage", "build", "--out", str(tmp_path / "s.json")]) == 2
+    assert run_cli(stages_main, ["--stage", "build", "--out", str(tmp_path / "s.json")]) == 2
     assert "expected NAME=SECONDS" in capsys.readouterr().err
 
 
@@ -74,7 +92,7 @@ def second_gpu(tmp_path):
 
 
 def test_cross_gpu_page_explains_ratios_by_the_context(tmp_path):
-    from cross_gpu import main as cross_main
+    from gemm_study.cli.cross_gpu import main as cross_main
 
     a, b = second_gpu(tmp_path)
     out = tmp_path / "cross_gpu.md"
@@ -98,15 +116,17 @@ def test_cross_gpu_pairs_only_common_benchmarks(tmp_path):
 
 # ----------------------------------------------------------------------------- ncu cross-check
 
+
 def test_crosscheck_without_a_gpu_is_one_line_and_exit_2(tmp_path, monkeypatch):
     env = dict(os.environ, PATH=str(tmp_path))  # no nvidia-smi on PATH
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "ncu_crosscheck.py"), "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [command("gemm-ncu-crosscheck"), "--out", str(tmp_path / "o")], capture_output=True, text=True, env=env
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "no NVIDIA GPU here" in proc.stderr
 
 
-FAKE_BENCH = r'''#!/usr/bin/env python3
+FAKE_BENCH = r"""#!/usr/bin/env python3
 import json, sys
 args = sys.argv[1:]
 open(LOG, "a").write(" ".join(args) + "\n")
@@ -119,11 +139,11 @@ out = next(a.split("=", 1)[1] for a in args if a.startswith("--benchmark_out="))
 data = json.load(open(RUN))
 data["context"]["l2_state"] = "cold: L2 flushed before every launch"
 json.dump(data, open(out, "w"))
-'''
+"""
 
 
 def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, monkeypatch):
-    import ncu_crosscheck
+    from gemm_study.cli import ncu_crosscheck
 
     run = write_contract_run(tmp_path / "run.json")
     log = tmp_path / "bench.log"
@@ -139,15 +159,19 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
 
     header = '"ID","Kernel Name","NVTX Range","dram__bytes_read.sum"\n"","","","byte"\n'
     row = '"0","k","gemm:gemm.fp32.shared.tile-16.m-512.n-512.k-512","{}"\n'
-    cupti = next(e for e in json.loads(run.read_text())["benchmarks"]
-                 if e["name"] == "gemm/fp32/shared/tile:16/m:512/n:512/k:512/manual_time")["dram_read_bytes"]
+    cupti = next(
+        e
+        for e in json.loads(run.read_text())["benchmarks"]
+        if e["name"] == "gemm/fp32/shared/tile:16/m:512/n:512/k:512/manual_time"
+    )["dram_read_bytes"]
     monkeypatch.setattr(ncu, "gpu_present", lambda: True)
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     monkeypatch.setattr(ncu, "run_session", fake_session)
     monkeypatch.setattr(ncu, "export_raw", lambda rep, metrics, tool: header + row.format(cupti + 50 * 2**20))
     monkeypatch.setattr(ncu.ncu_report_reader, "load_module", lambda ncu=None: (None, "a fake ncu"))
-    status = ncu_crosscheck.main(["--bench", str(bench), "--shape", "512x512x512", "--limit", "2",
-                                  "--out", str(tmp_path / "out")])
+    status = ncu_crosscheck.main(
+        ["--bench", str(bench), "--shape", "512x512x512", "--limit", "2", "--out", str(tmp_path / "out")]
+    )
     assert "--list --tags=crosscheck --shapes=512x512x512" in log.read_text()
     # The CUPTI run lifts the counter caps: a capped benchmark would have no counters to compare.
     cupti_run = next(line for line in log.read_text().splitlines() if "--benchmark_out=" in line)
@@ -156,10 +180,14 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
     # The cache-state counters come from an application-replay session of their own, the rest
     # from kernel replay: no memory restore between passes refills L2 before they are read.
     assert [s["replay_mode"] for s in sessions] == ["kernel", "application"]
-    assert set(sessions[1]["metrics"]) == {"dram__bytes_read.sum", "dram__bytes_write.sum",
-                                           "lts__t_sector_hit_rate.pct", "lts__t_sectors_srcunit_tex_op_read.sum",
-                                           "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
-                                           "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"}
+    assert set(sessions[1]["metrics"]) == {
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+        "lts__t_sector_hit_rate.pct",
+        "lts__t_sectors_srcunit_tex_op_read.sum",
+        "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+        "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+    }
     assert sessions[1]["cache_control"] == "all"
     assert not set(sessions[0]["metrics"]) & set(sessions[1]["metrics"])
     assert "shared/tile:32" in seen["filter"] and "naive_row" not in seen["filter"]  # --limit 2
@@ -169,10 +197,11 @@ def test_crosscheck_selects_by_tag_and_profiles_in_the_same_l2_state(tmp_path, m
 
 
 def test_crosscheck_without_ncu_stops_before_running_gemm_bench(tmp_path, monkeypatch, capsys):
-    import ncu_crosscheck
+    from gemm_study.cli import ncu_crosscheck
 
     def no_ncu():
         raise ncu.InputError("ncu (Nsight Compute) not found: install it or put it on PATH")
+
     log = tmp_path / "bench.log"
     bench = tmp_path / "gemm-bench"
     bench.write_text(FAKE_BENCH.replace("LOG", repr(str(log))).replace("RUN", repr(str(tmp_path / "run.json"))))
@@ -186,7 +215,7 @@ def test_crosscheck_without_ncu_stops_before_running_gemm_bench(tmp_path, monkey
 
 def test_cross_gpu_on_a_file_without_median_ms_uses_its_mean_and_says_so(tmp_path):
     """An older file (real_time only) used to fail with 'unexpected KeyError'."""
-    from cross_gpu import main as cross_main
+    from gemm_study.cli.cross_gpu import main as cross_main
 
     a, b = second_gpu(tmp_path)
     data = json.loads(b.read_text())

@@ -60,10 +60,27 @@ def compile_tool(build, work):
     source = Path(cache_value(build, "CMAKE_HOME_DIRECTORY"))
     cuda_lib = cache_value(build, "CUDAToolkit_LIBRARY_DIR") or "/usr/local/cuda/lib64"
     exe = work / "variant-kernels"
-    command = ["c++", "-std=c++20", "-O1", "-no-pie", "-I", str(source / "kernels"),
-               str(HERE / "variant_kernels.cpp"), str(library), "-L", cuda_lib,
-               f"-Wl,-rpath,{cuda_lib}", "-lcublasLt", "-lcublas", "-lcudart", "-lpthread", "-ldl", "-lrt",
-               "-o", str(exe)]
+    command = [
+        "c++",
+        "-std=c++20",
+        "-O1",
+        "-no-pie",
+        "-I",
+        str(source / "kernels"),
+        str(HERE / "variant_kernels.cpp"),
+        str(library),
+        "-L",
+        cuda_lib,
+        f"-Wl,-rpath,{cuda_lib}",
+        "-lcublasLt",
+        "-lcublas",
+        "-lcudart",
+        "-lpthread",
+        "-ldl",
+        "-lrt",
+        "-o",
+        str(exe),
+    ]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         raise BuildError(f"{build}: cannot build variant-kernels:\n{run.stderr[-3000:]}")
@@ -71,8 +88,7 @@ def compile_tool(build, work):
 
 
 def demangle(names):
-    run = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
-                         check=True)
+    run = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
     return run.stdout.splitlines()
 
 
@@ -88,8 +104,7 @@ def canonical(demangled):
 
 def symbols(exe):
     """{address: canonical demangled name} of the program's functions."""
-    run = subprocess.run(["nm", "--defined-only", str(exe)], capture_output=True, text=True,
-                         check=True)
+    run = subprocess.run(["nm", "--defined-only", str(exe)], capture_output=True, text=True, check=True)
     rows = [line.split() for line in run.stdout.splitlines()]
     rows = [(int(r[0], 16), r[2]) for r in rows if len(r) == 3 and r[1] in "tTwW"]
     names = demangle([name for _, name in rows])
@@ -134,7 +149,7 @@ def main_loop(instructions):
         target = int(m.group(1), 16)
         if target > address:
             continue
-        body = [t for a, t in instructions[:i + 1] if a >= target]
+        body = [t for a, t in instructions[: i + 1] if a >= target]
         ops = [opcode(t) for t in body if issued(t)]
         math = sum(1 for o in ops if MATH.match(o))
         key = (math, -len(ops))
@@ -166,8 +181,7 @@ def collect(build, cuobjdump, work):
         for shape, address in by_shape.items():
             name = names.get(address)
             if name is None or name not in code:
-                raise BuildError(f"{build}: {variant} at {shape}: no SASS for the kernel at "
-                                 f"{address:#x} ({name})")
+                raise BuildError(f"{build}: {variant} at {shape}: no SASS for the kernel at {address:#x} ({name})")
             kernels.setdefault(variant, {})[shape] = name
             used[name] = code[name]
     return {"build": str(build), "facts": facts, "kernels": kernels, "sass": used}
@@ -183,8 +197,7 @@ def load(path):
         raise BuildError(f"{path}: {e}") from None
 
 
-FACT_FIELDS = ("backend", "compute", "rung", "rung name", "origin", "note", "tags",
-               "outputs per thread", "params")
+FACT_FIELDS = ("backend", "compute", "rung", "rung name", "origin", "note", "tags", "outputs per thread", "params")
 
 
 ROLES = {"0": "none", "1": "representative", "2": "sweep"}  # kernels/variant.h's Role
@@ -195,17 +208,20 @@ def short(name, width=110):
     name = re.sub(r"\((?:float|double) const\*.*\)$", "", name)
     name = re.sub(r"\b(?:gemm|tensor|ladder)::", "", name).removeprefix("void ")
     name = re.sub(r"\(Role\)(\d)", lambda m: ROLES.get(m.group(1), m.group(1)), name)
-    return name if len(name) <= width else name[:width - 1] + "…"
+    return name if len(name) <= width else name[: width - 1] + "…"
 
 
 def report(before, after, command):
     facts_b, facts_a = before["facts"], after["facts"]
-    lines = [f"Command: `{command}`", "",
-             f"Before: {before['build']}; after: {after['build']}.", ""]
+    lines = [f"Command: `{command}`", "", f"Before: {before['build']}; after: {after['build']}.", ""]
     only_b, only_a = sorted(set(facts_b) - set(facts_a)), sorted(set(facts_a) - set(facts_b))
-    lines += ["## Variants and facts", "",
-              f"{len(facts_b)} variants before, {len(facts_a)} after; only before: "
-              f"{', '.join(only_b) or 'none'}; only after: {', '.join(only_a) or 'none'}.", ""]
+    lines += [
+        "## Variants and facts",
+        "",
+        f"{len(facts_b)} variants before, {len(facts_a)} after; only before: "
+        f"{', '.join(only_b) or 'none'}; only after: {', '.join(only_a) or 'none'}.",
+        "",
+    ]
     changed = []
     for v in sorted(set(facts_b) & set(facts_a)):
         for field, b, a in zip(FACT_FIELDS, facts_b[v], facts_a[v]):
@@ -217,8 +233,7 @@ def report(before, after, command):
             groups[(field, b, a)].append(v)
         lines += ["| fact | before | after | variants |", "|---|---|---|---|"]
         for (field, b, a), vs in sorted(groups.items()):
-            lines.append(f"| {field} | {b} | {a} | {len(vs)}: {', '.join(vs[:3])}"
-                         f"{' …' if len(vs) > 3 else ''} |")
+            lines.append(f"| {field} | {b} | {a} | {len(vs)}: {', '.join(vs[:3])}{' …' if len(vs) > 3 else ''} |")
     else:
         lines.append("Every fact of every variant is the same.")
     lines.append("")
@@ -228,35 +243,49 @@ def report(before, after, command):
     for v in sorted(set(kernels_b) & set(kernels_a)):
         for shape in kernels_b[v]:
             nb, na = kernels_b[v][shape], kernels_a[v][shape]
-            pair = pairs.setdefault((nb, na), {"variants": [], "b": before["sass"][nb],
-                                               "a": after["sass"][na]})
+            pair = pairs.setdefault((nb, na), {"variants": [], "b": before["sass"][nb], "a": after["sass"][na]})
             pair["variants"].append(f"{v} @ {shape}")
     longer = []
-    lines += ["## Kernels", "",
-              "One row per pair of kernels (before, after) that the same variant launches at the "
-              "same shape; instructions without NOPs and @!PT padding; the main loop as described in "
-              "tests/cpu/sass_compare.py.", "",
-              "| kernel (after) | launched by | instructions before | after | main loop before "
-              "| after | change |", "|---|---|---:|---:|---:|---:|---|"]
+    lines += [
+        "## Kernels",
+        "",
+        "One row per pair of kernels (before, after) that the same variant launches at the "
+        "same shape; instructions without NOPs and @!PT padding; the main loop as described in "
+        "tests/cpu/sass_compare.py.",
+        "",
+        "| kernel (after) | launched by | instructions before | after | main loop before | after | change |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
     details = []
     for (nb, na), pair in pairs.items():
         total_b = sum(1 for _, t in pair["b"] if issued(t))
         total_a = sum(1 for _, t in pair["a"] if issued(t))
         loop_b, hist_b = main_loop(pair["b"])
         loop_a, hist_a = main_loop(pair["a"])
-        change = "same" if (loop_a, total_a) == (loop_b, total_b) else (
-            "main loop longer" if loop_a > loop_b else
-            "main loop shorter" if loop_a < loop_b else "main loop same length")
+        change = (
+            "same"
+            if (loop_a, total_a) == (loop_b, total_b)
+            else (
+                "main loop longer"
+                if loop_a > loop_b
+                else "main loop shorter"
+                if loop_a < loop_b
+                else "main loop same length"
+            )
+        )
         if loop_a > loop_b:
             longer.append(na)
         vs = pair["variants"]
-        lines.append(f"| `{short(na)}` | {vs[0]}{f' (+{len(vs) - 1})' if len(vs) > 1 else ''} "
-                     f"| {total_b} | {total_a} | {loop_b} | {loop_a} | {change} |")
+        lines.append(
+            f"| `{short(na)}` | {vs[0]}{f' (+{len(vs) - 1})' if len(vs) > 1 else ''} "
+            f"| {total_b} | {total_a} | {loop_b} | {loop_a} | {change} |"
+        )
         if loop_a != loop_b or hist_a != hist_b:
             ops = sorted(set(hist_b) | set(hist_a))
             diff = [f"{o} {hist_b[o]}→{hist_a[o]}" for o in ops if hist_b[o] != hist_a[o]]
-            details.append(f"- `{short(na, 120)}` (before `{short(nb, 120)}`): main loop "
-                           f"{loop_b} → {loop_a}: {', '.join(diff)}")
+            details.append(
+                f"- `{short(na, 120)}` (before `{short(nb, 120)}`): main loop {loop_b} → {loop_a}: {', '.join(diff)}"
+            )
     lines += ["", f"{len(pairs)} kernel pairs; main loop longer after: {len(longer)}.", ""]
     if details:
         lines += ["## Main loops that changed (opcode: before → after)", ""] + details + [""]
@@ -270,8 +299,10 @@ def main(argv=None):
     c.add_argument("build", type=Path)
     c.add_argument("--out", type=Path)
     c.add_argument("--label", help="what the report calls this build (default: its folder)")
-    c.add_argument("--cuobjdump", default=shutil.which("cuobjdump") or os.path.join(
-        os.environ.get("GEMM_CUDA_TOOLS", ""), "cuobjdump"))
+    c.add_argument(
+        "--cuobjdump",
+        default=shutil.which("cuobjdump") or os.path.join(os.environ.get("GEMM_CUDA_TOOLS", ""), "cuobjdump"),
+    )
     r = sub.add_parser("report", help="the two collections side by side, in Markdown")
     r.add_argument("before", type=Path)
     r.add_argument("after", type=Path)
@@ -281,15 +312,18 @@ def main(argv=None):
     try:
         if args.command == "collect":
             if not os.access(args.cuobjdump, os.X_OK):
-                raise BuildError(f"no cuobjdump ({args.cuobjdump}): put it on PATH, set "
-                                 "GEMM_CUDA_TOOLS to its folder, or pass --cuobjdump")
+                raise BuildError(
+                    f"no cuobjdump ({args.cuobjdump}): put it on PATH, set "
+                    "GEMM_CUDA_TOOLS to its folder, or pass --cuobjdump"
+                )
             with tempfile.TemporaryDirectory() as tmp:
                 data = collect(args.build.resolve(), args.cuobjdump, Path(tmp))
                 data["build"] = args.label or data["build"]
                 text = json.dumps(data)
         else:
             command = args.shown_command or " ".join(
-                ["tests/cpu/sass_compare.py"] + list(argv if argv is not None else sys.argv[1:]))
+                ["tests/cpu/sass_compare.py"] + list(argv if argv is not None else sys.argv[1:])
+            )
             text = report(load(args.before), load(args.after), command)
         if args.out:
             args.out.write_text(text)

@@ -27,6 +27,7 @@ Usage: sass_test.py CUOBJDUMP BUILD_DIR [--sm90a=ON|OFF]
 Prints one line per finding (OK / FAIL / SKIP); exit status 0 when nothing failed, 1 otherwise,
 2 on bad usage or when cuobjdump cannot run.
 """
+
 import glob
 import os
 import re
@@ -56,14 +57,16 @@ def family_files(root):
 def expected_opcodes(root):
     """[(family, opcode, needs sm90a)] from the manifest and the `// SASS:` lines of the families'
     files."""
-    return [(family, opcode, build == "sm90a") for family, build, text in family_files(root)
-            for opcode in SASS_LINE.findall(text)]
+    return [
+        (family, opcode, build == "sm90a")
+        for family, build, text in family_files(root)
+        for opcode in SASS_LINE.findall(text)
+    ]
 
 
 def rounding_families(root):
     """[(family, needs sm90a)] of the families whose file says `// SASS rounds to TF32`."""
-    return [(family, build == "sm90a") for family, build, text in family_files(root)
-            if ROUNDS_LINE.search(text)]
+    return [(family, build == "sm90a") for family, build, text in family_files(root) if ROUNDS_LINE.search(text)]
 
 
 def family_kernel(family):
@@ -120,9 +123,11 @@ def main(argv):
     if cuobjdump.endswith("NOTFOUND"):
         # CTest reads this exit status as "skipped"; CI installs the tools (.ci/run), so there
         # the check always runs.
-        print("SKIP cuobjdump not found: install the CUDA toolkit's binary utilities, or "
-              "`pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` and set GEMM_CUDA_TOOLS "
-              "to their nvidia/cu13/bin before configuring")
+        print(
+            "SKIP cuobjdump not found: install the CUDA toolkit's binary utilities, or "
+            "`pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` and set GEMM_CUDA_TOOLS "
+            "to their nvidia/cu13/bin before configuring"
+        )
         return SKIPPED
     if not os.path.isfile(cuobjdump) or not os.access(cuobjdump, os.X_OK):
         print(f"FAIL cuobjdump not found or not executable: {cuobjdump}")
@@ -148,8 +153,7 @@ def main(argv):
         hits = [l.strip() for l in sass if LOCAL_MEMORY.search(l)]
         if hits:
             failures += 1
-            print(f"FAIL {name}: {len(hits)} local-memory instructions (spills), e.g. "
-                  f"{hits[0].split(';')[0]}")
+            print(f"FAIL {name}: {len(hits)} local-memory instructions (spills), e.g. {hits[0].split(';')[0]}")
     clean = sum(1 for sass in kernels.values() if not any(LOCAL_MEMORY.search(l) for l in sass))
     print(f"OK   {clean} of {len(kernels)} kernels have no LDL/STL")
 
@@ -170,18 +174,19 @@ def main(argv):
             else:
                 print(f"OK   {name}: {count} {opcode}")
     # 3. The mbarrier pipelines wait on mbarriers, not on a block-wide barrier per k-tile.
-    pipelined = {n: (PIPELINED.search(n).group(1) == "1", s) for n, s in kernels.items()
-                 if PIPELINED.search(n)}
+    pipelined = {n: (PIPELINED.search(n).group(1) == "1", s) for n, s in kernels.items() if PIPELINED.search(n)}
     if not any(mbar for mbar, _ in pipelined.values()) or all(mbar for mbar, _ in pipelined.values()):
         failures += 1
         print("FAIL pipelined_kernel: expected instances both with and without mbarriers")
     for name, (mbar, sass) in sorted(pipelined.items()):
-        count = lambda op: sum(1 for l in sass if re.search(r"\b" + op + r"\b", l))
+        count = lambda op, sass=sass: sum(1 for l in sass if re.search(r"\b" + op + r"\b", l))
         bars, waits, arrivals = count(r"BAR\.SYNC"), count(r"SYNCS\.PHASECHK"), count(r"ARRIVES\.LDGSTSBAR")
         ok = (bars == 1 and waits > 0 and arrivals > 0) if mbar else (bars == 2 and waits == 0)
         failures += not ok
-        print(f"{'OK  ' if ok else 'FAIL'} {name}: {bars} BAR.SYNC, {waits} mbarrier waits, "
-              f"{arrivals} cp.async arrivals ({'mbarrier' if mbar else 'barrier'} pipeline)")
+        print(
+            f"{'OK  ' if ok else 'FAIL'} {name}: {bars} BAR.SYNC, {waits} mbarrier waits, "
+            f"{arrivals} cp.async arrivals ({'mbarrier' if mbar else 'barrier'} pipeline)"
+        )
     # 4. The TF32 rungs round their operands to the nearest TF32, as cuBLAS does.
     rounding = rounding_families(ROOT)
     if not rounding:
@@ -195,8 +200,10 @@ def main(argv):
             truncates = TRUNCATING in name
             ok = tests == 0 if truncates else tests > 0
             failures += not ok
-            print(f"{'OK  ' if ok else 'FAIL'} {name}: {tests} cvt.rna finite tests "
-                  f"({'truncating instance: none expected' if truncates else 'rounds to TF32'})")
+            print(
+                f"{'OK  ' if ok else 'FAIL'} {name}: {tests} cvt.rna finite tests "
+                f"({'truncating instance: none expected' if truncates else 'rounds to TF32'})"
+            )
     print(f"{'FAIL' if failures else 'OK'}   sass_test: {failures} failure(s)")
     return 1 if failures else 0
 

@@ -1,0 +1,238 @@
+"""The bottleneck account of one benchmark: for each unit of the GPU, the time the benchmark's
+work on that unit needs at the unit's peak rate; the largest of them is the bound and its unit
+the limiter; explained = bound / measured time (1: the kernel runs at its limiter's peak; 0.5:
+half its time is not accounted for by any unit at peak).
+
+Units, their work and its peak. The work counters are the catalogue's
+(profiling/metric_catalogue.inc); their meanings are the descriptions `ncu --query-metrics
+--chip gh100` prints. Each peak is the same counter's `.peak_sustained` submetric, which Nsight
+Compute's Profiling Guide ("Metrics Structure") defines as the peak sustained rate of the counter
+per cycle of its unit's clock; for a `.sum` rollup that is the rate of all instances of the unit
+on the chip (every SM sub-partition, every SM, every L2 slice, every HBM channel).
+
+  unit     work (catalogue name, ncu metric)                    ncu's description
+  fma      fma_pipe_inst   smsp__inst_executed_pipe_fma.sum      "# of warp instructions executed by fma pipes"
+                           (FFMA, FMUL, FADD and IMAD: the FP32 pipe's issue slots)
+  fp64     fp64_pipe_inst  smsp__inst_executed_pipe_fp64.sum     "# of warp instructions executed by fp64 pipe"
+  tensor   tensor_pipe_cycles  sm__pipe_tensor_cycles_active.sum "# of cycles where tensor pipe was active"
+                           (the tensor pipe's work is counted in its busy cycles, which an MMA of a
+                           given shape and type keeps busy for a fixed number of cycles)
+  issue    warp_inst       smsp__inst_executed.sum               "# of warp instructions executed"
+  shared   smem_wavefronts l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+                           "# of shared memory wavefronts processed by Data-Stage for LDS, LD, ...,
+                           LDSM, STS, ..., STSM, LDGSTS, HGMMA, ..." (wgmma's shared operands included)
+  l2       l2_sectors      lts__t_sectors.sum                    "# of LTS sectors" (every source and operation)
+  dram     dram_read_bytes + dram_write_bytes   dram__bytes_read.sum + dram__bytes_write.sum
+                           (peak: dram__bytes.sum.peak_sustained) "# of bytes accessed in DRAM"
+
+time(unit) = work / (peak per cycle x clock) x tail (SM units only). Clocks: the SM units at the
+benchmark's own timed clock, `sm_clock_mhz` (the median NVML SM clock over its unflagged timed
+samples, the samples median_ms comes from); L2 and DRAM at the clocks measured over the profiled
+launch (lts__cycles_elapsed.avg.per_second, dram__cycles_elapsed.avg.per_second).
+
+The tail. The SM units' peaks are the whole chip's, reached only when every SM has its share of
+the work. The busiest SM has `tail` times the mean SM's work, and the kernel cannot finish
+before it: measured, tail = sm__cycles_active.max / sm__cycles_active.avg (sm_imbalance: 8.25 for
+a grid that keeps 16 of 132 SMs busy, so the bound is that of 16 SMs); without those counters,
+from the launch facts, ceil(grid_blocks / SMs) x SMs / grid_blocks (the busiest SM's share of
+equal blocks); without either, 1 and said so. L2 and DRAM are shared by all SMs: no tail.
+
+A row without every work counter, peak and clock (files recorded before these counters, rows
+whose counters were not collected) gets no account and the reason, never a number."""
+
+import math
+from dataclasses import dataclass, field
+
+from gemm_study.data.results import context_value, sm_count
+
+
+@dataclass(frozen=True)
+class Unit:
+    key: str
+    label: str
+    work: tuple  # counters whose sum is the unit's work
+    peak: str  # the work's peak per cycle of the unit's clock
+    domain: str  # sm | l2 | dram: which clock, and whether the grid's tail applies
+
+
+UNITS = (
+    Unit("fma", "FMA pipe (FP32)", ("fma_pipe_inst",), "fma_pipe_peak_per_cycle", "sm"),
+    Unit("fp64", "FP64 pipe", ("fp64_pipe_inst",), "fp64_pipe_peak_per_cycle", "sm"),
+    Unit("tensor", "tensor pipe", ("tensor_pipe_cycles",), "tensor_pipe_peak_per_cycle", "sm"),
+    Unit("issue", "issue slots", ("warp_inst",), "issue_peak_per_cycle", "sm"),
+    Unit("shared", "shared memory", ("smem_wavefronts",), "smem_wavefronts_peak_per_cycle", "sm"),
+    Unit("l2", "L2", ("l2_sectors",), "l2_sectors_peak_per_cycle", "l2"),
+    Unit("dram", "DRAM", ("dram_read_bytes", "dram_write_bytes"), "dram_bytes_peak_per_cycle", "dram"),
+)
+BY_KEY = {unit.key: unit for unit in UNITS}
+CLOCK_HZ = {"l2": "l2_clock_hz", "dram": "dram_clock_hz"}
+# A bound this far above the measured time means a peak or a clock is wrong, not a fast kernel.
+OVER_BOUND = 1.05
+
+
+@dataclass
+class Account:
+    """The account of one row: `reason` is empty when there is one."""
+
+    reason: str = ""
+    times_ms: dict = field(default_factory=dict)  # unit key -> ms at peak (tail included)
+    limiter: str = ""
+    bound_ms: float = math.nan
+    measured_ms: float = math.nan
+    tail: float = math.nan
+    tail_from: str = ""
+
+    @property
+    def explained(self):
+        return self.bound_ms / self.measured_ms if not self.reason else math.nan
+
+    def share(self, unit):
+        """Time of `unit` at peak over the measured time."""
+        return self.times_ms.get(unit, math.nan) / self.measured_ms
+
+    @property
+    def limiter_label(self):
+        return BY_KEY[self.limiter].label if self.limiter else "no account"
+
+    def work(self, row, unit=None):
+        """The limiter's (or unit's) work counted in row."""
+        return sum(value(row, c) for c in BY_KEY[unit or self.limiter].work)
+
+    def summary(self):
+        """'shared memory, explained 0.81' or 'no account: <reason>'."""
+        if self.reason:
+            return f"no account: {self.reason}"
+        text = f"{self.limiter_label}, explained {self.explained:.2f}"
+        return text + (
+            " (bound above the measured time: a peak or clock is off)" if self.explained > OVER_BOUND else ""
+        )
+
+
+def value(row, key):
+    """A row's field as a finite float, NaN where it is absent, not a number or not finite."""
+    try:
+        value = float(row.get(key))
+    except (TypeError, ValueError):
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def tail_of(row, context):
+    """(factor >= 1, where it comes from) of the busiest SM's work over the mean SM's."""
+    busiest, mean = value(row, "sm_active_cycles_max"), value(row, "sm_active_cycles_avg")
+    if busiest > 0 and mean > 0:
+        return max(busiest / mean, 1.0), "sm_active_cycles max/avg"
+    blocks, sms = value(row, "grid_blocks"), sm_count(context)
+    if blocks > 0 and sms > 0:
+        return math.ceil(blocks / sms) * sms / blocks, "grid_blocks over the SMs"
+    return 1.0, "unknown (no SM cycle counters or grid size): taken as 1"
+
+
+def _clock_hz(row, domain):
+    if domain == "sm":
+        return value(row, "sm_clock_mhz") * 1e6
+    return value(row, CLOCK_HZ[domain])
+
+
+def missing_inputs(row):
+    """The counters, peaks and clocks the account needs that the row lacks (or has as 0)."""
+    needed = [c for unit in UNITS for c in unit.work] + [unit.peak for unit in UNITS]
+    missing = [c for c in needed if math.isnan(value(row, c))]
+    missing += [c for c in (unit.peak for unit in UNITS) if value(row, c) == 0]
+    for key in ("sm_clock_mhz", *CLOCK_HZ.values()):
+        if not value(row, key) > 0:
+            missing.append(key)
+    return list(dict.fromkeys(missing))
+
+
+def no_account_reason(row):
+    """Why the row has no account, or ''."""
+    if row.get("error") not in (None, "") and not (isinstance(row.get("error"), float) and math.isnan(row["error"])):
+        return "the benchmark failed"
+    if value(row, "counters_available") == 0:
+        return "counters not collected (counters_available = 0)"
+    missing = missing_inputs(row)
+    if not missing:
+        return ""
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    return f"no {shown} (results recorded before the account's counters, or without them)"
+
+
+def account(row, context):
+    """The Account of one benchmark row (a dict or pandas Series with the catalogue's names)."""
+    reason = no_account_reason(row)
+    measured = value(row, "time_ms")
+    if math.isnan(measured):
+        measured = value(row, "median_ms")
+    if not reason and not measured > 0:
+        reason = "no measured time"
+    if reason:
+        return Account(reason=reason)
+    tail, tail_from = tail_of(row, context)
+    times = {}
+    for unit in UNITS:
+        work = sum(value(row, c) for c in unit.work)
+        seconds = work / (value(row, unit.peak) * _clock_hz(row, unit.domain))
+        times[unit.key] = seconds * 1e3 * (tail if unit.domain == "sm" else 1.0)
+    limiter = max(times, key=times.get)
+    return Account(
+        times_ms=times, limiter=limiter, bound_ms=times[limiter], measured_ms=measured, tail=tail, tail_from=tail_from
+    )
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def columns(acc):
+    """The account as flat row fields (account_*), for results.csv and the tables."""
+    out = {
+        "account_limiter": acc.limiter_label,
+        "account_unit": acc.limiter,
+        "account_explained": acc.explained,
+        "account_bound_ms": acc.bound_ms,
+        "account_tail": acc.tail,
+        "account_reason": acc.reason,
+    }
+    for unit in UNITS:
+        out[f"account_{unit.key}_ms"] = acc.times_ms.get(unit.key, math.nan)
+    return out
+
+
+def add_columns(frame, context):
+    """frame with the account_* columns of every row, and the Account objects as a list."""
+    accounts = [account(row, context) for _, row in frame.iterrows()]
+    out = frame.copy()
+    for key in columns(Account()):
+        out[key] = [columns(a)[key] for a in accounts]
+    return out, accounts
+
+
+def as_json(frame, accounts):
+    """{benchmark name: account} for account.json: per unit ms at peak and share of the measured time."""
+    out = {}
+    for (_, row), acc in zip(frame.iterrows(), accounts):
+        if acc.reason:
+            out[row["name"]] = {"account": None, "reason": acc.reason}
+            continue
+        out[row["name"]] = {
+            "limiter": acc.limiter,
+            "limiter_label": acc.limiter_label,
+            "explained": acc.explained,
+            "bound_ms": acc.bound_ms,
+            "measured_ms": acc.measured_ms,
+            "tail": acc.tail,
+            "tail_from": acc.tail_from,
+            "units": {u.key: {"ms_at_peak": acc.times_ms[u.key], "share": acc.share(u.key)} for u in UNITS},
+        }
+    return out
+
+
+def dram_bandwidth_check(frame, context):
+    """(GB/s from the counters' DRAM peak x clock, GB/s of the context) for a consistency note."""
+    rates = frame.get("dram_bytes_peak_per_cycle")
+    clocks = frame.get("dram_clock_hz")
+    if rates is None or clocks is None:
+        return math.nan, context_value(context, "peak_dram_gbs")
+    product = (rates * clocks).dropna()
+    product = product[product > 0]
+    return (float(product.median()) / 1e9 if len(product) else math.nan), context_value(context, "peak_dram_gbs")

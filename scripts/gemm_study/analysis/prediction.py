@@ -1,0 +1,153 @@
+"""Each step of a ladder as a prediction, checked against the measured speedup.
+
+The model. A row's bottleneck account (account.py) gives its bound B, the time its limiter needs
+at peak, and explained e = B / T, T the measured time. For the step from rung a to rung b, assume
+that b gets as close to its limiter's peak as a got to its own: T'(b) = B(b) / e(a). The
+predicted speedup is then T(a) / T'(b) = B(a) / B(b), the ratio of the two rungs' limiter work at
+peak (each side's own limiter, so a step that moves the limiter from shared memory to the FMA
+pipe is predicted by both). The measured speedup is T(a) / T(b), and measured / predicted =
+e(b) / e(a).
+
+Why this is the prediction to make: a rung is a change to the code, and what a change can be held
+to in advance is the work it moves between the units (fewer shared-memory wavefronts, fewer
+instructions, fewer sectors). The account turns that work into time at peak; how close a kernel
+runs to its limiter's peak (latency hiding, stalls, occupancy) is what the account does not
+model, so holding it fixed is the prediction's one assumption, and a miss measures exactly that
+assumption failing. A step within TOLERANCE is explained by the work its counters moved; any
+other step is "unexplained", shown with the counters it has and nothing else: no story. Steps that
+lose time are predicted the same way."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gemm_study.analysis import account
+from gemm_study.analysis.account import value
+from gemm_study.analysis.moves import largest_moves
+from gemm_study.data.formatting import number
+
+TOLERANCE = 0.15
+# A change of the grid's tail (busiest SM over the mean) by more than this is named.
+TAIL_MOVE = 0.05
+
+
+@dataclass
+class Step:
+    ladder: str
+    shape: str
+    before: object
+    after: object
+    measured: float
+    predicted: float
+    verdict: str  # explained | unexplained | no prediction
+    sentence: str
+
+    @property
+    def off(self):
+        """measured / predicted - 1 (NaN without a prediction)."""
+        return self.measured / self.predicted - 1 if self.predicted > 0 else math.nan
+
+    @property
+    def label(self):
+        return f"{_name(self.before)} -> {_name(self.after)}"
+
+
+def _name(row):
+    return f"{int(row['rung'])} {row['variant'] if row.get('start') is True else row['family']}"
+
+
+def _work_text(row):
+    """'smem_wavefronts 4.03e+08' for the row's limiter."""
+    unit = account.BY_KEY[row["account_unit"]]
+    counters = " + ".join(unit.work)
+    return f"{counters} {number(sum(value(row, c) for c in unit.work))}"
+
+
+def _work_sentence(a, b):
+    """What the limiters' work did between a and b."""
+    ua, ub = a["account_unit"], b["account_unit"]
+    if ua == ub:
+        unit = account.BY_KEY[ua]
+        before = sum(value(a, c) for c in unit.work)
+        after = sum(value(b, c) for c in unit.work)
+        verb = "falls" if after < before else "rises"
+        ratio = max(before, after) / min(before, after) if min(before, after) > 0 else math.inf
+        text = (
+            f"{unit.label} limits both; its work {' + '.join(unit.work)} {verb} {ratio:.2f}x "
+            f"({number(before)} -> {number(after)})"
+        )
+    else:
+        text = (
+            f"the limiter moves from {account.BY_KEY[ua].label} ({_work_text(a)}) to "
+            f"{account.BY_KEY[ub].label} ({_work_text(b)})"
+        )
+    ta, tb = value(a, "account_tail"), value(b, "account_tail")
+    if np.isfinite(ta) and np.isfinite(tb) and abs(tb / ta - 1) > TAIL_MOVE:
+        text += f"; the grid's tail (busiest SM's work over the mean) {ta:.2f} -> {tb:.2f}"
+    return text
+
+
+def step(a, b, ladder_key, shape):
+    """The Step from row a to row b (rows carry the account_* columns and time_ms)."""
+    measured = value(a, "time_ms") / value(b, "time_ms")
+    head = f"measured x{measured:.2f}"
+    missing = [r for r in (a, b) if not isinstance(r.get("account_unit"), str) or not r.get("account_unit")]
+    if missing:
+        reasons = {r.get("account_reason") or "no account" for r in missing}
+        which = "either rung" if len(missing) == 2 else f"rung {int(missing[0]['rung'])}"
+        moved = largest_moves(a, b)
+        return Step(
+            ladder_key,
+            shape,
+            a,
+            b,
+            measured,
+            math.nan,
+            "no prediction",
+            f"{head}; no prediction, no account on {which}: {'; '.join(sorted(reasons))}"
+            + (f"; the counters that moved: {moved}." if moved else "."),
+        )
+    predicted = value(a, "account_bound_ms") / value(b, "account_bound_ms")
+    off = measured / predicted - 1
+    head += f", predicted x{predicted:.2f} ({off:+.0%})"
+    if abs(off) <= TOLERANCE:
+        return Step(ladder_key, shape, a, b, measured, predicted, "explained", f"{head}: {_work_sentence(a, b)}.")
+    moved = largest_moves(a, b)
+    text = (
+        f"{head}: unexplained; explained share {value(a, 'account_explained'):.2f} -> "
+        f"{value(b, 'account_explained'):.2f} ({_work_sentence(a, b)})"
+    )
+    return Step(
+        ladder_key,
+        shape,
+        a,
+        b,
+        measured,
+        predicted,
+        "unexplained",
+        text + (f"; the counters that moved: {moved}." if moved else "; no other counter moved by 5%."),
+    )
+
+
+def ladder_steps(rows, ladder_key, shape):
+    """The Steps between consecutive rungs that ran (a rung not run is stepped over)."""
+    ran = [r for _, r in rows.iterrows() if np.isfinite(value(r, "time_ms"))]
+    return [step(a, b, ladder_key, shape) for a, b in zip(ran, ran[1:])]
+
+
+def tally(steps):
+    """(explained, unexplained, without a prediction) counts."""
+    return tuple(sum(s.verdict == v for s in steps) for v in ("explained", "unexplained", "no prediction"))
+
+
+def tally_sentence(steps):
+    explained, unexplained, none = tally(steps)
+    predicted = explained + unexplained
+    if not predicted:
+        return f"no step has a prediction ({none} steps lack an account on one side or both)."
+    text = (
+        f"{explained} of {predicted} predicted steps within {TOLERANCE:.0%} of the measured speedup "
+        f"({100 * explained / predicted:.0f}%), {unexplained} unexplained"
+    )
+    return text + (f", {none} without a prediction." if none else ".")

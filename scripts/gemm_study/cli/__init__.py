@@ -1,0 +1,1 @@
+"""Command-line faces: argument parsing and output files; the work is done by the library layers."""

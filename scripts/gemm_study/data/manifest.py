@@ -1,0 +1,95 @@
+"""The family manifest (kernels/manifest.inc) and the tag list (kernels/tags.inc), read from the
+files the C++ registry compiles, so that a renamed tag or a reordered rung fails here too.
+
+  GEMM_FAMILY(level, family, build, "rung name", "origin")   one line per kernel file, study order
+  GEMM_TAG(name, "what it means")
+
+A rung is a line of level ladder or tensor_core; its number is its position among those lines
+(1-based). Tools name tags through TAGS (TAGS.tile_sweep), never as string literals: an unknown
+name raises AttributeError at import time of the code that uses it."""
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from gemm_study.data.errors import InputError
+from gemm_study.data.paths import CHECKOUT
+
+KERNELS = CHECKOUT / "kernels"
+MANIFEST_FILE = KERNELS / "manifest.inc"
+TAGS_FILE = KERNELS / "tags.inc"
+RUNG_LEVELS = ("ladder", "tensor_core")
+
+_FAMILY = re.compile(r'^GEMM_FAMILY\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*\)\s*$')
+_TAG = re.compile(r'^GEMM_TAG\(\s*(\w+)\s*,\s*"([^"]*)"\s*\)\s*$')
+
+
+@dataclass(frozen=True)
+class Family:
+    level: str
+    family: str
+    build: str  # any | sm90a
+    rung_name: str
+    origin: str
+    rung: int = 0  # 1-based position among the rung lines; 0 for other levels
+
+
+def _lines(path, pattern, what):
+    """The groups of every `what(...)` line of the file; InputError for a line that starts so
+    but does not parse (a format change the C++ side made must not be skipped silently)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file ({what})")
+    found = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        text = line.strip()
+        if text.startswith(what + "("):
+            match = pattern.match(text)
+            if not match:
+                raise InputError(f"{path}:{number}: cannot parse {text!r}")
+            found.append(match.groups())
+    if not found:
+        raise InputError(f"{path}: no {what} line")
+    return found
+
+
+@lru_cache(maxsize=None)
+def load_families(path=MANIFEST_FILE):
+    """The manifest's families in study order, rung numbers assigned."""
+    families, rung = [], 0
+    for level, family, build, rung_name, origin in _lines(path, _FAMILY, "GEMM_FAMILY"):
+        if level in RUNG_LEVELS:
+            rung += 1
+        families.append(Family(level, family, build, rung_name, origin, rung if level in RUNG_LEVELS else 0))
+    return tuple(families)
+
+
+@lru_cache(maxsize=None)
+def load_tags(path=TAGS_FILE):
+    """tag name -> what it means, in the file's order."""
+    return dict(_lines(path, _TAG, "GEMM_TAG"))
+
+
+class _Tags:
+    """Attribute access to the tag names of tags.inc: TAGS.tracked == "tracked"."""
+
+    def __init__(self, tags):
+        self._tags = tags
+
+    def __getattr__(self, name):
+        tags = self.__dict__["_tags"]
+        if name not in tags:
+            raise AttributeError(f"no tag {name!r} in {TAGS_FILE} (tags: {', '.join(tags)})")
+        return name
+
+    def __iter__(self):
+        return iter(self._tags)
+
+
+TAGS = _Tags(load_tags())
+
+
+def rungs():
+    """family -> its Family line, for the rung levels only."""
+    return {f.family: f for f in load_families() if f.level in RUNG_LEVELS}

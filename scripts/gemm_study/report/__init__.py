@@ -1,0 +1,1 @@
+"""The study's report: its sections, tables and figures."""
