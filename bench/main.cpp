@@ -124,6 +124,9 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
   benchmark::AddCustomContext("verification",
                               "once per benchmark on NaN-poisoned output against an FP64 "
                               "(host) or double-double (device) reference; counter max_rel_err");
+  // The version of the results' structure (scripts/gemm_study/data/results.schema.json): the
+  // tools refuse a file of another version.
+  benchmark::AddCustomContext("schema_version", "1");
   benchmark::AddCustomContext("input_seed", std::to_string(ctx.seed));
   benchmark::AddCustomContext("git_revision", GEMM_GIT_REVISION);
   // Empty where the build was not made from a git checkout.

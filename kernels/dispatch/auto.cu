@@ -5,7 +5,7 @@
 //              or CUDA cores (against cuBLAS DGEMM)
 //   auto_tf32  fp32 storage, TF32 arithmetic or better (against cuBLAS with TF32)
 // The choice for a shape, in order:
-//   1. the table (auto_table.inc, written by scripts/tune_shapes.py from a suite sweep): the
+//   1. the table (auto_table.inc, written by gemm-tune-shapes from a suite sweep): the
 //      variant measured fastest at exactly this shape;
 //   2. the table's nearest shape (distance: the sum of |log ratio| of M, N and K): its variant's
 //      configuration, with its K split taken from the device (a `ks` or `slices` of 0) so that
@@ -217,7 +217,7 @@ Variant dispatcher(Arithmetic a, const char* family, Compute compute) {
       .spins()  // the variant it runs may poll (mbarriers, split counters)
       .tags({tag::tracked, tag::summary})
       .origin("the fastest variant per shape: kernels/dispatch/auto_table.inc, filled by "
-              "scripts/tune_shapes.py from a suite sweep; the nearest tuned shape's "
+              "gemm-tune-shapes from a suite sweep; the nearest tuned shape's "
               "configuration elsewhere")
       .build();
 }

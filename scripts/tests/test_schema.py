@@ -120,3 +120,17 @@ def test_the_reader_refuses_another_schema_version_in_one_line(tmp_path, capsys)
     assert run_cli(compare_main, [str(path), str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "results schema version 2; these tools read version 1" in err
+
+
+def test_gemm_bench_writes_the_version_as_a_string_and_it_counts(tmp_path, capsys):
+    """Google Benchmark's context holds strings: "1" is version 1, "2" is refused like 2."""
+    data = one_run()
+    data["context"]["schema_version"] = "1"
+    assert problems(data) == []
+    path = tmp_path / "current.json"
+    path.write_text(json.dumps(data))
+    assert run_cli(compare_main, [str(path), str(path)]) == 0
+    data["context"]["schema_version"] = "2"
+    path.write_text(json.dumps(data))
+    assert run_cli(compare_main, [str(path), str(path)]) == 2
+    assert "results schema version 2; these tools read version 1" in capsys.readouterr().err

@@ -25,6 +25,8 @@ def schema_version():
 def check_version(path, context):
     """InputError (one line) when a results file states a schema version these tools do not read."""
     stated = context.get("schema_version")
+    if isinstance(stated, str) and stated.isdigit():
+        stated = int(stated)  # gemm-bench's context holds strings
     if stated is not None and stated != schema_version():
         raise InputError(
             f"{path}: results schema version {stated!r}; these tools read version {schema_version()} "
