@@ -111,6 +111,15 @@ def test_moved_with_is_the_ratio_within_10_percent(speedup, clock, bandwidth, mo
     assert cross_gpu.moved_with(speedup, by_mover) == moved
 
 
+def test_a_prediction_holds_within_the_tolerance_though_another_ratio_is_nearer():
+    """H100 against H200: SM clock ratio 1, L2 clock ratio 1.02; a speedup of 1.01 is nearer the
+    L2 clock's ratio, and the SM clock ratio the counters predicted holds all the same."""
+    by_mover = {cross_gpu.SM_CLOCK: 1.0, cross_gpu.BANDWIDTH: 1.44, cross_gpu.L2_CLOCK: 1.02}
+    assert cross_gpu.moved_with(1.012, by_mover) == cross_gpu.L2_CLOCK
+    assert cross_gpu.within(1.012, by_mover) == {cross_gpu.SM_CLOCK, cross_gpu.L2_CLOCK}
+    assert cross_gpu.within(1.4, by_mover) == {cross_gpu.BANDWIDTH}
+
+
 @pytest.mark.parametrize(
     "limiter,mover,source",
     [
