@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -203,6 +204,21 @@ bool is_known_benchmark(const std::string& name) {
   return false;
 }
 
+// N of a family's cap in the default sweep (M*N*K <= N^3), for scripts: the registry's number.
+int print_cap_edge(const std::string& family) {
+  bool known = false;
+  for (const auto& v : gemm::all_variants()) {
+    if (v.family != family) continue;
+    known = true;
+    if (v.default_max_work > 0) {
+      std::cout << std::llround(std::cbrt(v.default_max_work)) << "\n";
+      return 0;
+    }
+  }
+  return fail(kBadInput, known ? "family '" + family + "' has no cap in the default sweep"
+                               : "no family '" + family + "' in this build (see --list)");
+}
+
 // Sets up the device, its stream and the counters; a one-line reason on failure.
 int prepare_device(gemm::StudyContext& ctx, bool listing) {
   using namespace gemm;
@@ -303,6 +319,7 @@ int run(int argc, char** argv) {
     benchmark::Initialize(&gb_argc, gb_argv);  // prints its usage and exits
     return 0;
   }
+  if (o.cap_edge_for) return print_cap_edge(*o.cap_edge_for);
   if (o.ncu_command_for) {
     if (!is_known_benchmark(*o.ncu_command_for))
       return fail(kBadInput, "'" + *o.ncu_command_for +

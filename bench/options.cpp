@@ -229,6 +229,7 @@ const std::vector<Flag>& flags() {
       {"--seed", true,
        [](Options& o, const std::string& v) { o.seed = std::uint64_t(parse_positive(v, "--seed")); }},
       {"--ncu-command", true, [](Options& o, const std::string& v) { o.ncu_command_for = v; }},
+      {"--cap-edge", true, [](Options& o, const std::string& v) { o.cap_edge_for = v; }},
       {"--profile", false, [](Options& o, const std::string&) { o.profile = true; }},
       {"--uncapped", false, [](Options& o, const std::string&) { o.uncapped = true; }},
       {"--counters-cap", true,
@@ -462,6 +463,8 @@ Options (before or among the --benchmark_* flags):
                             sm_active_cycles_max): fewer passes where a table reads few
   --profile                 run each selected benchmark once, without CUPTI, for ncu
   --ncu-command=NAME        print the ncu command that profiles benchmark NAME, then exit
+  --cap-edge=FAMILY         print N of FAMILY's cap in the default sweep (M*N*K <= N^3), then
+                            exit (2: the family has no cap)
   --end-to-end=on|off       also register gemm_e2e/... benchmarks (default on)
   --flush-l2                flush L2 before every timed iteration (default: warm L2)
   --min-samples=N           samples per benchmark at least (default 5); a sample is a batch of

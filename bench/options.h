@@ -45,6 +45,7 @@ struct Options {
   double sustained_s = 3.0;                         // --sustained-s=SECONDS
   std::optional<std::uint64_t> seed;                // --seed=N for the random inputs
   std::optional<std::string> ncu_command_for;       // --ncu-command=BENCHMARK_NAME
+  std::optional<std::string> cap_edge_for;          // --cap-edge=FAMILY
   bool help = false;
   std::vector<std::string> passthrough;             // argv[0] and --benchmark_* flags
 };

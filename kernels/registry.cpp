@@ -22,7 +22,9 @@ namespace gemm {
 
 #define GEMM_FAMILY(level, family, build, rung_name, origin) \
   void add_##family##_variants(std::vector<Variant>& out);
+#define GEMM_LADDER_START(variant)
 #include GEMM_MANIFEST
+#undef GEMM_LADDER_START
 #undef GEMM_FAMILY
 
 namespace {
@@ -39,10 +41,22 @@ const std::vector<ManifestLine>& manifest() {
   static const std::vector<ManifestLine> lines = {
 #define GEMM_FAMILY(level, family, build, rung_name, origin) \
   {tag::level, #family, #build, rung_name, origin, GEMM_BUILT_##build(&add_##family##_variants)},
+#define GEMM_LADDER_START(variant)
 #include GEMM_MANIFEST
+#undef GEMM_LADDER_START
 #undef GEMM_FAMILY
   };
   return lines;
+}
+
+// The manifest's GEMM_LADDER_START, or "" where it names none (a toy manifest).
+std::string ladder_start_from_manifest() {
+#define GEMM_FAMILY(level, family, build, rung_name, origin)
+#define GEMM_LADDER_START(variant) return variant;
+#include GEMM_MANIFEST
+#undef GEMM_LADDER_START
+#undef GEMM_FAMILY
+  return "";
 }
 
 #undef GEMM_BUILT_any
@@ -159,11 +173,11 @@ std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
   // cross-check's shape) keeps every claim. Even their hardware counters cost 2 to 5 s per
   // kernel at 4096^3 (ten replay passes of launches of up to 200 ms, measured on an H100:
   // two fifths of the study), so they stop at 2048^3, where the tile tables have them. The
-  // ladder starts at shared/tile:32 (the report's first rung), which keeps its hardware
-  // counters at every size.
+  // ladder's start (the manifest's GEMM_LADDER_START, the report's first rung) keeps its
+  // hardware counters at every size.
   for (Variant& x : out)
     if (x.has_tag(tag::seed) && x.backend == Backend::cuda_kernel &&
-        x.name() != "shared/tile:32" && x.counters_max_work == 0) {
+        x.name() != ladder_start() && x.counters_max_work == 0) {
       x.counters_max_work = 1024.0 * 1024.0 * 1024.0;
       x.hardware_counters_max_work = 2048.0 * 2048.0 * 2048.0;
     }
@@ -173,6 +187,11 @@ std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
 }  // namespace
 
 const std::vector<ManifestLine>& manifest_lines() { return manifest(); }
+
+const std::string& ladder_start() {
+  static const std::string name = ladder_start_from_manifest();
+  return name;
+}
 
 const std::vector<Variant>& all_variants() {
   // cublas_reference is the manifest's first line: every other variant is reported as a share

@@ -2,6 +2,7 @@
 // all_variants() (variant.h) is the registry's product.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "variant.h"
@@ -20,5 +21,9 @@ struct ManifestLine {
 
 // The manifest's lines, in study order.
 const std::vector<ManifestLine>& manifest_lines();
+
+// Rung 0 of the CUDA-core ladders, a variant name (manifest.inc's GEMM_LADDER_START; "" where the
+// manifest names none).
+const std::string& ladder_start();
 
 }  // namespace gemm

@@ -3,11 +3,13 @@
 # exactly one benchmark's kernel, and dumps the SASS of the shared-memory kernels.
 # Usage: scripts/gpu_check.sh OUT_DIR   (run on a machine with an NVIDIA GPU)
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$gemm_root" || exit 2
 out=${1:?usage: scripts/gpu_check.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-cmake -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 &&
-  cmake --build build -j >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+gemm_build build >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv | tee "$out/gpu.txt"
 (cd build && ctest --output-on-failure -j1 >"$out/ctest.log" 2>&1); echo "ctest exit $?"
 grep -E "tests passed|Failed|FAILED|SKIPPED|\*\*\*" "$out/ctest.log" | head -40

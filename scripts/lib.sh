@@ -5,8 +5,9 @@
 #   gemm_cuda_on_path    nvcc on PATH (the toolkit's default place when it is not)
 #   gemm_has_gpu         whether nvidia-smi lists a GPU
 #   gemm_build BUILD [TARGET...]
-#                        configure (Release, Ninja) and build BUILD from the checkout; the
-#                        output goes to stdout/stderr, the caller logs it
+#                        configure (Release, Ninja) and build BUILD from the checkout (or from
+#                        GEMM_BUILD_SOURCE, a copy of it), GEMM_GIT_REVISION naming the revision
+#                        where set; the output goes to stdout/stderr, the caller logs it
 # shellcheck shell=bash
 gemm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -29,7 +30,7 @@ gemm_build() {  # BUILD [TARGET...]
   shift
   for target in "$@"; do target_options+=(--target "$target"); done
   gemm_cuda_on_path
-  cmake -S "$gemm_root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "${GEMM_BUILD_SOURCE:-$gemm_root}" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     ${GEMM_GIT_REVISION:+-DGEMM_GIT_REVISION=$GEMM_GIT_REVISION} &&
     cmake --build "$build" "${target_options[@]}"
 }

@@ -48,8 +48,7 @@ build=$work/build
 
 build_bench() {  # LABEL
   say "build ($1)"
-  { cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGEMM_GIT_REVISION="$head" &&
-    cmake --build "$build" --target gemm-bench; } >>"$out/logs/build.log" 2>&1 ||
+  GEMM_BUILD_SOURCE=$tree GEMM_GIT_REVISION=$head gemm_build "$build" gemm-bench >>"$out/logs/build.log" 2>&1 ||
     { tail -30 "$out/logs/build.log"; echo "error: build failed ($1)" >&2; exit 1; }
 }
 

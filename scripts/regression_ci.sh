@@ -40,11 +40,9 @@ if [ -n "$recorded" ]; then
   run=$recorded
 else
   stage "build (${BUILD_DIR:-$root/build})"
-  gemm_cuda_on_path
   build=${BUILD_DIR:-$root/build}
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 &&
-    cmake --build "$build" --target gemm-bench >"$work/build.log" 2>&1 ||
-    { tail -20 "$work/build.log" "$work/configure.log" 2>/dev/null; echo "error: build failed" >&2; exit 2; }
+  gemm_build "$build" gemm-bench >"$work/build.log" 2>&1 ||
+    { tail -20 "$work/build.log" 2>/dev/null; echo "error: build failed" >&2; exit 2; }
   stage "tracking run (scripts/track.sh ${track_options[*]})"
   run=$work/run.json
   BUILD_DIR=$build "$root/scripts/track.sh" "$run" "${track_options[@]}" || { echo "error: tracking run failed" >&2; exit 2; }

@@ -120,7 +120,7 @@ t=$(now)
 # include the copies), without counters (they would replay its second-long launches many times),
 # and its entries join the results.
 if [ "$seed_series" = on ]; then
-  edge=$("$bench" --help | sed -n 's/^ *single_thread_blocks: M\*N\*K <= \([0-9]*\)^3$/\1/p' | head -1)
+  edge=$("$bench" --cap-edge=single_thread_blocks 2>/dev/null || true)
   if [ -n "$edge" ]; then
     series=(--sizes="$edge" --precisions="$precisions" "${sampling[@]}" --end-to-end=on --counters=off
             --benchmark_filter='^gemm(_e2e)?/fp[0-9]+/(single_thread_blocks|cpu_serial)/')
@@ -131,7 +131,7 @@ if [ "$seed_series" = on ]; then
       { tail -20 "$logs/seed-series.log"; echo "gemm-bench (seed 001 series) failed: logs in $logs" >&2; exit 1; }
     "$tools/gemm-results" append "$work/results.json" "$work/series.json"
   else
-    echo "seed 001 series not run: gemm-bench --help names no cap for single_thread_blocks"
+    echo "seed 001 series not run: gemm-bench --cap-edge names no cap for single_thread_blocks"
   fi
 fi
 seconds[bench]=$(since "$t")

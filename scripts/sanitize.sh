@@ -13,15 +13,18 @@
 # Exit status: 0 every tool clean, 1 a tool reported errors or a test failed, 2 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
 out=${1:-sanitizer-logs}
 tests=${BUILD_DIR:-$root/build}/tests/gpu_tests
 filter=${SANITIZE_FILTER:-CorrectnessTails/*:CorrectnessPersistent/*:CorrectnessTunedConfigs/*}
 IFS=, read -r -a tools <<<"${SANITIZE_TOOLS:-memcheck,racecheck,synccheck,initcheck}"
-command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+gemm_cuda_on_path
 sanitizer=$(command -v compute-sanitizer) ||
   { echo "compute-sanitizer not found: it ships with the CUDA toolkit (bin/)" >&2; exit 2; }
 [ -x "$tests" ] || { echo "build first: cmake -B build -G Ninja && cmake --build build" >&2; exit 2; }
-nvidia-smi -L >/dev/null 2>&1 || { echo "no NVIDIA GPU here: compute-sanitizer needs one" >&2; exit 2; }
+gemm_has_gpu || { echo "no NVIDIA GPU here: compute-sanitizer needs one" >&2; exit 2; }
+commands=$(gemm_tools) || exit 2  # the gemm-* commands (gemm-results counts the tests)
 mkdir -p "$out"
 
 status=0
@@ -32,14 +35,15 @@ for tool in "${tools[@]}"; do
   start=$(date +%s)
   # racecheck also reports hazards it can only suspect (warnings); --racecheck-report all lists them.
   extra=(); [ "$tool" = racecheck ] && extra=(--racecheck-report all)
+  report=$out/$tool.gtest.json
+  rm -f "$report"
   "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 3 --print-limit 20 \
-    "$tests" --gtest_filter="$filter" >"$log" 2>&1
+    "$tests" --gtest_filter="$filter" --gtest_output="json:$report" >"$log" 2>&1
   rc=$?
-  passed=$(grep -m1 -o '\[  PASSED  \] [0-9]* test' "$log" | grep -o '[0-9]*' || echo 0)
-  skipped=$(grep -m1 -o '\[  SKIPPED \] [0-9]* test' "$log" | grep -o '[0-9]*' || echo 0)
+  counts=$("$commands/gemm-results" gtest "$report" 2>/dev/null || echo "passed 0, no test report")
   summary=$(grep -m1 -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" || echo "no summary line")
-  echo "$tool: exit $rc in $(( $(date +%s) - start )) s; tests passed $passed, skipped $skipped; $summary"
+  echo "$tool: exit $rc in $(( $(date +%s) - start )) s; tests $counts; $summary"
   [ $rc = 0 ] || status=1
-  if [ "$passed" = 0 ]; then echo "$tool: no test ran (filter '$filter')" >&2; status=1; fi
+  case $counts in "passed 0,"*) echo "$tool: no test ran (filter '$filter')" >&2; status=1 ;; esac
 done
 exit $status

@@ -241,3 +241,13 @@ def test_results_without_rungs_have_no_ladder_section(tmp_path, recorded):
     assert "## The ladders" in text and "### FP32 on the CUDA cores" not in text
     assert "No ladder rung in these results." in text
     assert "Rungs of the manifest with no benchmark in these results: 1 `blocktile_1d`" in text
+
+
+def test_rung_0_is_the_manifests_ladder_start():
+    """One source for both sides: kernels/manifest.inc's GEMM_LADDER_START, which the registry
+    reads too (its test: Registry.TheLadderStartIsAWriteUpKernelOfTheManifest)."""
+    from gemm_study.analysis import ladder as ladder_module
+    from gemm_study.data.manifest import ladder_start
+
+    assert ladder_module.LADDER_START == ladder_start()
+    assert ladder_start().startswith("shared/")

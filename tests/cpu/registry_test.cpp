@@ -47,10 +47,21 @@ TEST(Registry, EverySeedVariantExistsInBothPrecisions) {
   }
 }
 
+TEST(Registry, TheLadderStartIsAWriteUpKernelOfTheManifest) {
+  ASSERT_FALSE(ladder_start().empty()) << "manifest.inc names no GEMM_LADDER_START";
+  int found = 0;
+  for (const auto& v : all_variants())
+    if (v.name() == ladder_start()) {
+      EXPECT_TRUE(v.has_tag(tag::seed)) << v.name();
+      ++found;
+    }
+  EXPECT_EQ(found, 2) << "one variant per precision";
+}
+
 TEST(Registry, OnlyTheWriteUpsKernelsHaveACounterCapAndTheLadderStartHasNone) {
   for (const auto& v : all_variants()) {
     const bool capped = v.has_tag(tag::seed) && v.backend == Backend::cuda_kernel &&
-                        v.name() != "shared/tile:32";
+                        v.name() != ladder_start();
     EXPECT_EQ(v.counters_max_work, capped ? 1024.0 * 1024.0 * 1024.0 : 0.0)
         << to_string(v.precision) << "/" << v.name();
     EXPECT_EQ(v.hardware_counters_max_work, capped ? 2048.0 * 2048.0 * 2048.0 : 0.0)

@@ -10,11 +10,14 @@
 # Exit status: 0 everything passed and every tool was clean, 1 otherwise, 2 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
 out=${1:-${OUT:-gpu-check-logs}}
 build=${BUILD_DIR:-$root/build-gpu-check}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
-command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
-nvidia-smi -L >/dev/null 2>&1 || { echo "no NVIDIA GPU here" >&2; exit 2; }
+gemm_cuda_on_path
+gemm_has_gpu || { echo "no NVIDIA GPU here" >&2; exit 2; }
+tools=$(gemm_tools) || exit 2
 
 status=0
 say() { echo "$*" | tee -a "$out/summary.txt"; }
@@ -22,27 +25,25 @@ say() { echo "$*" | tee -a "$out/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
 
 start=$(date +%s)
-if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 &&
-   cmake --build "$build" >"$out/build.log" 2>&1; then
+if gemm_build "$build" >"$out/build.log" 2>&1; then
   say "build: ok in $(( $(date +%s) - start )) s ($(grep -c 'warning' "$out/build.log") warning lines)"
 else
   say "build: FAILED (build.log)"; tail -30 "$out/build.log"; exit 1
 fi
 
-count() {  # the numbers in gtest's summary lines `[  WORD ] N tests` of a log, added up
-  grep -o "\[  $1 *\] [0-9]* test" "$2" | grep -o '[0-9]*' | awk '{n += $1} END {print n + 0}'
-}
+# GoogleTest writes a JSON report per test binary run into gtest_<label>/ (ctest runs the GPU
+# suites as separate runs of one binary: gpu_tests.json, gpu_tests_1.json, ...).
 for label in cpu gpu; do
   log=$out/ctest_$label.log
   start=$(date +%s)
-  (cd "$build" && ctest -L "$label" -V -j1) >"$log" 2>&1
+  rm -rf "$out/gtest_$label" && mkdir -p "$out/gtest_$label"
+  (cd "$build" && GTEST_OUTPUT="json:$out/gtest_$label/" ctest -L "$label" -V -j1) >"$log" 2>&1
   rc=$?
   say "ctest -L $label: exit $rc in $(( $(date +%s) - start )) s; $(grep -m1 'tests passed' "$log")"
   [ $rc = 0 ] || status=1
 done
 # The GPU suites' own counts: a suite whose tests all skipped would pass ctest too.
-log=$out/ctest_gpu.log
-say "gtest in ctest -L gpu: passed $(count PASSED "$log"), skipped $(count SKIPPED "$log"), failed $(count FAILED "$log")"
+say "gtest in ctest -L gpu: $("$tools/gemm-results" gtest "$out"/gtest_gpu/*.json)"
 
 BUILD_DIR=$build SANITIZE_TOOLS=${SANITIZE_TOOLS:-memcheck,racecheck,synccheck} \
   "$root/scripts/sanitize.sh" "$out/sanitizer" 2>&1 | tee -a "$out/summary.txt"

@@ -23,14 +23,17 @@
 # 2 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
 part=${1:-}
 case $part in check|sanitize|tune|study) ;;
   *) echo "usage: $0 check|sanitize|tune|study [OUT_DIR]" >&2; exit 2 ;; esac
 out=${2:-${OUT:-shapes-gpu-logs}}/$part
 build=${BUILD_DIR:-$root/build-shapes}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
-command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
-nvidia-smi -L >/dev/null 2>&1 || { echo "no NVIDIA GPU here" >&2; exit 2; }
+gemm_cuda_on_path
+gemm_has_gpu || { echo "no NVIDIA GPU here" >&2; exit 2; }
+tools=$(gemm_tools) || exit 2
 : >"$out/summary.txt"
 say() { echo "$*" | tee -a "$out/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
@@ -39,15 +42,11 @@ status=0
 
 build() {
   local start=$(date +%s)
-  if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 &&
-     cmake --build "$build" >"$out/build.log" 2>&1; then
+  if gemm_build "$build" >"$out/build.log" 2>&1; then
     say "build: ok in $(( $(date +%s) - start )) s"
   else
     say "build: FAILED (build.log)"; tail -30 "$out/build.log"; exit 1
   fi
-}
-count() {  # the numbers in gtest's summary lines `[  WORD ] N tests` of a log, added up
-  grep -o "\[  $1 *\] [0-9]* test" "$2" | grep -o '[0-9]*' | awk '{n += $1} END {print n + 0}'
 }
 bench() { "$build/bench/gemm-bench" "$@"; }
 
@@ -58,12 +57,14 @@ check)
   (cd "$build" && ctest -L cpu -j8) >"$out/ctest_cpu.log" 2>&1 || status=1
   say "ctest -L cpu: $(grep -m1 'tests passed' "$out/ctest_cpu.log") in $(( $(date +%s) - start )) s"
   start=$(date +%s)
-  "$build/tests/gpu_tests" --gtest_filter='Correctness*' >"$out/gpu_correctness.log" 2>&1 || status=1
-  say "gpu Correctness*: passed $(count PASSED "$out/gpu_correctness.log"), skipped $(count SKIPPED "$out/gpu_correctness.log"), failed $(count FAILED "$out/gpu_correctness.log") in $(( $(date +%s) - start )) s"
+  "$build/tests/gpu_tests" --gtest_filter='Correctness*' --gtest_output="json:$out/gpu_correctness.json" \
+    >"$out/gpu_correctness.log" 2>&1 || status=1
+  say "gpu Correctness*: $("$tools/gemm-results" gtest "$out/gpu_correctness.json") in $(( $(date +%s) - start )) s"
   grep -A1 '^\[  FAILED  \]' "$out/gpu_correctness.log" | head -40 | tee -a "$out/summary.txt"
   start=$(date +%s)
-  "$build/tests/gpu_tests" --gtest_filter='CountersShapes*' >"$out/gpu_counters.log" 2>&1 || status=1
-  say "gpu CountersShapes*: passed $(count PASSED "$out/gpu_counters.log"), skipped $(count SKIPPED "$out/gpu_counters.log"), failed $(count FAILED "$out/gpu_counters.log") in $(( $(date +%s) - start )) s"
+  "$build/tests/gpu_tests" --gtest_filter='CountersShapes*' --gtest_output="json:$out/gpu_counters.json" \
+    >"$out/gpu_counters.log" 2>&1 || status=1
+  say "gpu CountersShapes*: $("$tools/gemm-results" gtest "$out/gpu_counters.json") in $(( $(date +%s) - start )) s"
   ;;
 sanitize)
   build
@@ -79,7 +80,7 @@ tune)
     >"$out/tune.log" 2>&1 || status=1
   say "tune_shapes.sh: exit $status in $(( $(date +%s) - start )) s (tune.log; the table: kernels/dispatch/auto_table.inc, a copy in $out)"
   cp "$root/kernels/dispatch/auto_table.inc" "$out/" 2>/dev/null
-  cmake --build "$build" >"$out/rebuild.log" 2>&1 || { say "rebuild: FAILED"; status=1; }
+  gemm_build "$build" >"$out/rebuild.log" 2>&1 || { say "rebuild: FAILED"; status=1; }
   ;;
 study)
   build

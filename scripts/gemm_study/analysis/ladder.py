@@ -23,13 +23,13 @@ import pandas as pd
 
 from gemm_study.analysis.ceilings import peak_of
 from gemm_study.data import names
-from gemm_study.data.manifest import TAGS, load_families
+from gemm_study.data.manifest import TAGS, ladder_start, load_families
 from gemm_study.data.names import strip_manual_time
 from gemm_study.data.results import has_tag
 
 LADDER_TAGS = (TAGS.ladder, TAGS.tensor_core)
-# The write-ups' best kernel: rung 0, where the CUDA-core ladders start.
-LADDER_START = "shared/tile:32"
+# The write-ups' best kernel: rung 0, where the CUDA-core ladders start (kernels/manifest.inc).
+LADDER_START = ladder_start()
 START_RUNG_NAME = "the write-ups' best (shared-memory tiling)"
 # Peak GFLOP/s of the arithmetic a variant does (its `compute` fact), from the context.
 PEAK_KEYS = {"fp32": "peak_fp32_gflops", "tf32": "peak_tf32_gflops", "fp64": "peak_fp64_gflops"}

@@ -23,6 +23,7 @@ RUNG_LEVELS = ("ladder", "tensor_core")
 
 _FAMILY = re.compile(r'^GEMM_FAMILY\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*\)\s*$')
 _TAG = re.compile(r'^GEMM_TAG\(\s*(\w+)\s*,\s*"([^"]*)"\s*\)\s*$')
+_LADDER_START = re.compile(r'^GEMM_LADDER_START\(\s*"([^"]*)"\s*\)\s*$')
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,14 @@ def load_families(path=MANIFEST_FILE):
             rung += 1
         families.append(Family(level, family, build, rung_name, origin, rung if level in RUNG_LEVELS else 0))
     return tuple(families)
+
+
+@lru_cache(maxsize=None)
+def ladder_start(path=MANIFEST_FILE):
+    """Rung 0 of the CUDA-core ladders, a variant name: the manifest's GEMM_LADDER_START line,
+    which the registry reads too."""
+    (found,) = _lines(path, _LADDER_START, "GEMM_LADDER_START")[0]
+    return found
 
 
 @lru_cache(maxsize=None)

@@ -43,3 +43,26 @@ def relabel(path, label):
     data["context"]["build_git_revision"] = data["context"].get("git_revision", "unknown")
     data["context"]["git_revision"] = label
     Path(path).write_text(json.dumps(data, indent=1))
+
+
+def gtest_counts(paths):
+    """(passed, skipped, failed) over the tests of GoogleTest JSON reports (--gtest_output=json:
+    FILE, or GTEST_OUTPUT=json:DIR/ for a run of several binaries): a test with failures failed,
+    one whose result is SKIPPED was skipped, every other test that ran passed."""
+    passed = skipped = failed = 0
+    for path in paths:
+        report = _read(path)
+        suites = report.get("testsuites") if isinstance(report, dict) else None
+        if not isinstance(suites, list):
+            raise InputError(f"{path}: not a GoogleTest JSON report (no 'testsuites' list)")
+        for suite in suites:
+            for test in suite.get("testsuite", []):
+                if test.get("status") != "RUN":
+                    continue  # disabled or filtered out
+                if test.get("failures"):
+                    failed += 1
+                elif test.get("result") == "SKIPPED":
+                    skipped += 1
+                else:
+                    passed += 1
+    return passed, skipped, failed
