@@ -1,5 +1,5 @@
 """Each ladder step as a prediction: the ratio of the limiters' bounds, held to the measured
-speedup within 15%; an unexplained step shows the counters it has; losing steps alike."""
+speedup within 10%; an unexplained step shows the counters it has; losing steps alike."""
 
 import pandas as pd
 import pytest
@@ -34,9 +34,18 @@ def test_verdicts_follow_the_explained_share(fp32_steps):
     assert "unexplained; explained share 0.80 -> 0.60" in into.sentence
     assert "the counters that moved: " in into.sentence
     assert prediction.tally(fp32_steps) == (7, 2, 0)
+    null = sum(abs(s.measured - 1) <= 0.10 for s in fp32_steps)
     assert prediction.tally_sentence(fp32_steps) == (
-        "7 of 9 predicted steps within 15% of the measured speedup (78%), 2 unexplained."
+        "7 of 9 predicted steps within 10% of the measured speedup (78%), 2 unexplained; "
+        f"predicting x1.00 for every step would explain {null} of 9."
     )
+
+
+def test_the_null_model_explains_the_steps_that_barely_move(fp32_steps):
+    """The null model predicts x1.00: a step is its hit where the time moved by 10% or less."""
+    flat = [s for s in fp32_steps if 0.9 <= s.measured <= 1.1]
+    assert prediction.null_tally(fp32_steps) == len(flat)
+    assert prediction.TOLERANCE == 0.10
 
 
 def test_a_step_that_loses_time_is_predicted_too(fp32_steps):
