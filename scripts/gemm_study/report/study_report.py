@@ -16,7 +16,16 @@ from gemm_study.data.formatting import markdown_table, number
 from gemm_study.data.manifest import TAGS
 from gemm_study.data.results import context_value, has_tag, load_frame, one_row_per_benchmark, shapes_by_size
 from gemm_study.ncu import session as ncu
-from gemm_study.report import ladder_figure, ladder_report, roofline, seed_series, seeds, stages, tile_sweep
+from gemm_study.report import (
+    ladder_figure,
+    ladder_report,
+    roofline,
+    seed_series,
+    seeds,
+    stages,
+    tile_sweep,
+    warp_states,
+)
 
 OVERVIEW_COLUMNS = [
     "variant",
@@ -319,10 +328,14 @@ def write_report(args, context, kernel, e2e, errors):
         roofline_figures += roofline.figure(kernel, context, args.out, precision, table)
     l2_bytes = context_value(context, "gpu_l2_bytes", default=np.inf)
     tile_figures = tile_sweep.figures(kernel, args.out, precisions, l2_bytes)
+    state_figures = warp_states.figures(kernel, context, args.out, table)
+    warp_states.write_json(kernel, args.out)
 
     body = ladder_report.summary(kernel, context, table, steps)
     body += [f"![{p.stem}]({p.name})" for p in ladder_figures if p.suffix == ".png"] + [""]
     body += ladder_lines
+    body += warp_states.section(kernel, context, table)
+    body += [f"![{p.stem}]({p.name})" for p in state_figures if p.suffix == ".png"] + [""]
     body += ceilings_section(context, table, kernel, roofline_figures)
     for precision in precisions:
         body += overview_section(kernel, precision)
@@ -339,10 +352,11 @@ def write_report(args, context, kernel, e2e, errors):
     body += stages_section(args.results)
     if not errors.empty:
         body += ["## Benchmarks that failed", ""] + [f"- {r.name}: {r.error}" for r in errors.itertuples()] + [""]
-    figures = ladder_figures + roofline_figures + tile_figures
+    figures = ladder_figures + state_figures + roofline_figures + tile_figures
     body += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures if p.suffix == ".png"]
     md = header(context, args.results, args.command, table) + contents(body) + body
     (args.out / "report.md").write_text("\n".join(md) + "\n")
     print(
-        f"wrote {args.out / 'report.md'}, results.csv, account.json, ladder_steps.csv and {len(figures)} figure files"
+        f"wrote {args.out / 'report.md'}, results.csv, account.json, ladder_steps.csv, warp_states.json and "
+        f"{len(figures)} figure files"
     )
