@@ -26,8 +26,8 @@ on the chip (every SM sub-partition, every SM, every L2 slice, every HBM channel
                            (peak: dram__bytes.sum.peak_sustained) "# of bytes accessed in DRAM"
 
 time(unit) = work / (peak per cycle x clock) x tail (SM units only). Clocks: the SM units at the
-benchmark's own timed clock, `sm_clock_mhz` (the median NVML SM clock over its unflagged timed
-samples, the samples median_ms comes from); L2 and DRAM at the clocks measured over the profiled
+benchmark's own timed clock, `sm_clock_mhz` (the median NVML SM clock over the timed samples
+median_ms comes from); L2 and DRAM at the clocks measured over the profiled
 launch (lts__cycles_elapsed.avg.per_second, dram__cycles_elapsed.avg.per_second).
 
 The tail. The SM units' peaks are the whole chip's, reached only when every SM has its share of

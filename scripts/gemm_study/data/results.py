@@ -343,7 +343,8 @@ def _row(where, entry, parsed):
 def _samples(where, samples):
     """The timed samples of one repetition (gemm-bench since per-sample clocks): ms, the NVML SM
     clock of each (0: no reading) and whether it was flagged (clock more than 2% below the
-    repetition's median: left out of median_ms), plus the slowdown reasons seen."""
+    repetition's median: kept in median_ms since gemm-bench samples to a confidence interval,
+    left out of it before), plus the slowdown reasons seen."""
     if not isinstance(samples, dict):
         raise InputError(f"{where}: samples is {samples!r}; expected an object")
     ms, clocks = samples.get("ms"), samples.get("sm_clock_mhz", [])

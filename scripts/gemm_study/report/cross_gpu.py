@@ -1,7 +1,8 @@
 """The cross-GPU page: the same variant at the same shape on two GPUs, A (the baseline) and B.
 
-For each benchmark both ran: the speedup of B over A (kernel times: the median of the unflagged
-samples in files that record samples, the median launch otherwise), and the two ratios a GEMM
+For each benchmark both ran: the speedup of B over A (kernel times: each file's median_ms, the
+median over every sample in files that keep the clock-flagged ones, over the unflagged ones in
+older files), and the two ratios a GEMM
 can move with: the SM clock ratio (SMs x the SM clock each benchmark ran at, B over A: its
 measured sm_clock_mhz, else the GPUs' maximum clocks) and the HBM bandwidth ratio (peak_dram_gbs,
 B over A). The speedup moved with the ratio it is within 10% of (MOVED_WITHIN; nearest first);
@@ -13,7 +14,8 @@ clock ratio where both rows measured it, any SM unit (a pipe, the issue slots, s
 the SM clock ratio; without them, the larger of the DRAM utilization (bytes over time over the
 peak bandwidth) and the busiest pipe's utilization, where it is at least half of peak; without
 pipe counters either (older files), DRAM at half its peak bandwidth or more. A prediction holds
-where the speedup moved with the predicted ratio."""
+where the speedup is within 10% of the predicted ratio, even if another ratio lies nearer (on one
+SM design the SM and L2 clock ratios are both near 1)."""
 
 import math
 
