@@ -5,10 +5,10 @@
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
-cd "$gemm_root" || exit 2
 out=${1:?usage: scripts/gpu_check.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+cd "$gemm_root" || exit 2  # build/ and its tests are the checkout's
 gemm_build build >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv | tee "$out/gpu.txt"
 (cd build && ctest --output-on-failure -j1 >"$out/ctest.log" 2>&1); echo "ctest exit $?"
