@@ -67,7 +67,7 @@ def test_the_summary_comes_first_with_the_limiter_of_every_rung(report):
     assert order == sorted(order)
     summary = text[text.index("## Summary") : text.index("## The ladders")]
     assert "| 9 | tuned | tuned/bm:128/bn:128 | 49,100 | 95.3 | 93.5 | FMA pipe (FP32) | 0.8 |" in summary
-    assert "**TF32 on the tensor cores, 1024x1024x1024** (4 of 4 predicted steps within 15%" in summary
+    assert "**TF32 on the tensor cores, 1024x1024x1024** (4 of 4 predicted steps within 10%" in summary
     assert "![ladder_fp32](ladder_fp32.png)" in summary
 
 
