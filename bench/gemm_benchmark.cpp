@@ -161,8 +161,9 @@ ReferenceTime cublas_reference_time(Precision p, Workspace& ws, StudyContext& ct
   const std::string key = cublas_key(p, ws.shape);
   auto& medians = cublas_medians();
   if (auto it = medians.find(key); it != medians.end()) return it->second;
-  // The cuBLAS benchmark was filtered out: time it here, in the same power state as the
-  // benchmarks it is compared with, outside any "timed" range.
+  // The cuBLAS benchmark was filtered out: time it here, in the same power state and with the
+  // same samples as the benchmarks it is compared with (one launch in --profile mode, so an
+  // external profiler sees few launches beside its own), outside any "timed" range.
   NvtxRange range{"cublas_reference"};
   const Variant& ref = cublas_variant(p);
   const Operands ops = operands_for(ws, ref, ctx.stream);
@@ -170,7 +171,7 @@ ReferenceTime cublas_reference_time(Precision p, Workspace& ws, StudyContext& ct
   const Nvml& nvml = Nvml::for_device(ctx.device->ordinal);
   const WarmupResult warm = warm_up(launch, ctx.stream, warmup_policy(ctx.options, ws.shape), nvml);
   const TimingResult t = time_gpu(launch, ctx.stream, ctx.options.flush_l2,
-                                  launches_per_sample(warm.launch_ms), nvml, ctx.options.sampling);
+                                  launches_per_sample(warm.launch_ms), nvml, sampling_policy(ctx.options));
   return medians[key] = {t.median_ms, t.median_clock_mhz};
 }
 
