@@ -383,9 +383,13 @@ def draw(history, out, counters):
                 )
                 _panel(axes[row][col], x, labels, band, s, column)
                 title = s["statistic"] if column == "statistic" else column
-                axes[row][col].set_title(
-                    f"{name.removeprefix('gemm/').removesuffix('/manual_time')}\n{title}", fontsize=7
-                )
+                # The benchmark's name once per row, left-aligned on a line of its own above the
+                # panels' titles: repeated over every panel, the long names ran into each other.
+                if col == 0:
+                    short = name.removeprefix("gemm/").removesuffix("/manual_time")
+                    axes[row][col].set_title(f"{short}\n{title}", fontsize=7, loc="left")
+                else:
+                    axes[row][col].set_title(f"\n{title}", fontsize=7)
         fig.tight_layout()
         path = Path(out) / f"history_{family}.png"
         fig.savefig(path, dpi=90)
