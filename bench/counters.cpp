@@ -34,6 +34,10 @@ CUcontext current_context() {
 
 }  // namespace
 
+std::size_t set_index(CounterSelection s) {
+  return (s.scope == CounterScope::all ? 0 : 1) + (s.account_detail ? 0 : 2);
+}
+
 void CounterCollector::start(const DeviceInfo& device, bool enabled,
                              const std::string& disabled_reason,
                              const std::vector<std::string>& extra_metrics,
@@ -42,18 +46,23 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
     status_ = "unavailable: " + disabled_reason;
     return;
   }
-  // Set 0: every metric (CounterScope::all); set 1: the hardware counters alone.
-  std::vector<std::vector<std::string>> sets(2);
+  // One metric set per CounterSelection (set_index): every metric, or without the
+  // SASS-instrumented ones, each with or without the account's details.
+  std::vector<std::vector<std::string>> sets(4);
   std::map<std::string, std::string> short_name_of;  // CUPTI name -> catalogue short name
-  auto add = [&](const std::string& cupti, const std::string& short_name) {
+  auto add = [&](const std::string& cupti, const std::string& short_name, bool account_detail) {
     short_name_of[cupti] = short_name;
-    sets[0].push_back(cupti);
-    if (!is_sass_instrumented(cupti)) sets[1].push_back(cupti);
+    for (CounterScope scope : {CounterScope::all, CounterScope::hardware})
+      for (bool with_detail : {true, false}) {
+        if (scope == CounterScope::hardware && is_sass_instrumented(cupti)) continue;
+        if (!with_detail && account_detail) continue;
+        sets[set_index({scope, with_detail})].push_back(cupti);
+      }
   };
   for (const auto& m : metric_catalogue())
     if (only.empty() || std::find(only.begin(), only.end(), m.short_name) != only.end())
-      add(m.cupti_name, m.short_name);
-  for (const auto& extra : extra_metrics) add(extra, extra);
+      add(m.cupti_name, m.short_name, is_account_detail(m.short_name));
+  for (const auto& extra : extra_metrics) add(extra, extra, false);
   // The user's --metrics must exist; a catalogue metric this chip lacks is left out and named.
   const auto required = [extra_metrics](const std::string& cupti) {
     return std::find(extra_metrics.begin(), extra_metrics.end(), cupti) != extra_metrics.end();
@@ -67,11 +76,16 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
     for (std::size_t set = 0; set < session_->sets(); ++set)
       for (const auto& cupti : session_->metric_names(set))
         short_names_[set].push_back(short_name_of.at(cupti));
+    const auto passes = [&](CounterSelection s) {
+      return std::to_string(session_->passes(set_index(s)));
+    };
     status_ = "collected: CUPTI range profiler, auto range, user replay (the launch re-run per pass), " +
-              std::to_string(session_->passes(0)) + " passes per kernel (" +
-              std::to_string(session_->passes(1)) + " for the hardware counters alone, above a " +
-              "counter cap), each after an unprofiled launch where A, B and C fit in L2 (warm L2) " +
-              "or an L2 flush (--flush-l2)";
+              passes({CounterScope::all, true}) + " passes per kernel (" +
+              passes({CounterScope::hardware, true}) + " for the hardware counters alone, above a " +
+              "counter cap; " + passes({CounterScope::all, false}) + " and " +
+              passes({CounterScope::hardware, false}) + " without the warp states and ALU/LSU " +
+              "pipes, for kernels outside the bottleneck account), each after an unprofiled " +
+              "launch where A, B and C fit in L2 (warm L2) or an L2 flush (--flush-l2)";
     if (!session_->dropped().empty()) {
       status_ += "; not on this chip, left out:";
       for (const auto& name : session_->dropped()) status_ += " " + name;
@@ -85,9 +99,11 @@ void CounterCollector::start(const DeviceInfo& device, bool enabled,
 
 CounterValues CounterCollector::collect(const std::function<void()>& launch,
                                        const std::function<void()>& before_each_pass,
-                                       bool warm_up_before_pass, CounterScope scope) {
+                                       bool warm_up_before_pass, CounterSelection selection) {
   if (!session_) throw CountersUnavailable(status_);
-  const std::size_t set = scope == CounterScope::all ? 0 : 1;
+  const std::size_t set = set_index(selection);
+  last_passes_ = 0;
+  if (session_->metric_names(set).empty()) return {};  // --counter-metrics left none here
   std::vector<KernelCounters> kernels;
   try {
     // The first profile of a process read A and B from HBM again even after a warm-up launch
@@ -95,6 +111,7 @@ CounterValues CounterCollector::collect(const std::function<void()>& launch,
     if (!primed_) session_->profile(set, launch, before_each_pass, warm_up_before_pass);
     primed_ = true;
     kernels = session_->profile(set, launch, before_each_pass, warm_up_before_pass);
+    last_passes_ = session_->passes(set);
   } catch (const CountersUnavailable& e) {
     session_.reset();
     status_ = std::string("unavailable: ") + e.what();

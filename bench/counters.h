@@ -23,6 +23,16 @@ using CounterValues = std::map<std::string, double>;
 // nothing (a benchmark above every counter cap).
 enum class CounterScope { all, hardware, none };
 
+// What one benchmark's counters leave out: the scope above, and whether the bottleneck
+// account's warp states and ALU/LSU pipes are collected (is_account_detail).
+struct CounterSelection {
+  CounterScope scope = CounterScope::all;
+  bool account_detail = true;
+};
+
+// The collector's metric set for a selection (scope all or hardware).
+std::size_t set_index(CounterSelection s);
+
 class CounterCollector {
  public:
   // Starts the session now, so an unknown --metrics name stops the program before any
@@ -42,13 +52,16 @@ class CounterCollector {
   // `before_each_pass` and `warm_up_before_pass` as in CounterSession::profile.
   CounterValues collect(const std::function<void()>& launch,
                         const std::function<void()>& before_each_pass = {},
-                        bool warm_up_before_pass = false, CounterScope scope = CounterScope::all);
+                        bool warm_up_before_pass = false, CounterSelection selection = {});
+
+  // Replay passes of the last collect() (the profile that counted, not the priming one).
+  std::size_t last_passes() const { return last_passes_; }
 
  private:
   std::unique_ptr<CounterSession> session_;
   bool primed_ = false;  // whether a profile has run in this process
-  // Per scope (the session's metric sets, in CounterScope order): short name of each metric,
-  // the raw name for extras.
+  std::size_t last_passes_ = 0;
+  // Per metric set (set_index): short name of each metric, the raw name for extras.
   std::vector<std::vector<std::string>> short_names_;
   std::string status_ = "not started";
 };

@@ -63,9 +63,10 @@ struct BenchCase {
   GemmShape shape;
   bool end_to_end = false;
   // Which counters this shape collects: above the SASS cap, hardware counters only; above the
-  // hardware cap, none (sass_counters_cap, Variant::hardware_counters_max_work).
-  CounterScope counter_scope = CounterScope::all;
-  bool counters_capped() const { return counter_scope != CounterScope::all; }
+  // hardware cap, none (sass_counters_cap, Variant::hardware_counters_max_work); the account's
+  // details only for the variants it explains (Variant::account_counters).
+  CounterSelection counters;
+  bool counters_capped() const { return counters.scope != CounterScope::all; }
   std::string name;   // registered benchmark name (without /manual_time)
   std::string range;  // NVTX range name
   std::shared_ptr<CaseState> state = std::make_shared<CaseState>();
@@ -215,7 +216,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
   if (!cs.counters_done && v.backend != Backend::cpu && !c.end_to_end) {
     cs.counters_done = true;
     if (ctx.device) cs.counters = launch_facts(v, c.shape, ctx.device->limits);
-    if (ctx.counters.available() && c.counter_scope != CounterScope::none) {
+    if (ctx.counters.available() && c.counters.scope != CounterScope::none) {
       StageTimer stage{cs.counters_s};
       GpuLoadScope load;
       NvtxRange range{kCountersRange};
@@ -232,9 +233,9 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
       try {
         // Above the variant's counter cap only the SASS-instrumented metrics are left out.
         CounterValues measured = ctx.counters.collect(
-            [&] { v.run(ops, ctx.stream); }, before_each_pass, warm_up,
-            c.counter_scope);
+            [&] { v.run(ops, ctx.stream); }, before_each_pass, warm_up, c.counters);
         cs.counters.insert(measured.begin(), measured.end());
+        cs.counters["counter_passes"] = double(ctx.counters.last_passes());
       } catch (const CountersUnavailable&) {
         // Reported once by the collector; this benchmark goes on without counters.
       }
@@ -245,7 +246,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
   state.counters["counters_available"] = have_hw ? 1 : 0;
   // 1: hardware counters only; 2: none (launch facts alone).
   if (c.counters_capped())
-    state.counters["counters_capped"] = c.counter_scope == CounterScope::none ? 2 : 1;
+    state.counters["counters_capped"] = c.counters.scope == CounterScope::none ? 2 : 1;
   for (const auto& [name, value] : cs.counters) state.counters[name] = value;
 }
 
@@ -345,9 +346,10 @@ void run_case(benchmark::State& state, const BenchCase& c) {
       return;
     }
     const auto work = timed_work(c, ws, ctx.stream);
-    // The verification launch (kernel only) serves as the pre-roll of the call that made it.
-    const TimingResult t =
-        measure(state, c, work, ctx, verifies_now && !c.end_to_end ? cs.verify_launch_ms : 0);
+    // The verification launch serves as the pre-roll of the call that made it: it brought the
+    // clock out of idle for the end-to-end work too, whose copies come from host memory
+    // already touched when the inputs were made.
+    const TimingResult t = measure(state, c, work, ctx, verifies_now ? cs.verify_launch_ms : 0);
     std::optional<bool> throttled;
     if (!host) {
       if (Nvml::for_device(ctx.device->ordinal).available()) throttled = is_slowdown(t.reasons);
@@ -455,17 +457,18 @@ Registration register_study(const StudyContext& ctx) {
     c.range = nvtx_range_name(name);
     const bool collects_counters =
         o.counters && !o.profile && !end_to_end && v.backend != Backend::cpu;
+    c.counters.account_detail = o.uncapped || v.account_counters;
     if (collects_counters && !o.uncapped) {
       const double sass_cap = sass_counters_cap(v, o);
       const double hardware_cap = o.counters_cap_edge ? 0 : v.hardware_counters_max_work;
       std::ostringstream why;
       if (hardware_cap > 0 && s.work() > hardware_cap) {
-        c.counter_scope = CounterScope::none;
+        c.counters.scope = CounterScope::none;
         why << "counters capped: " << v.family << " collects counters only up to M*N*K = "
             << hardware_cap << " (its launches take long enough that the replay passes would "
             << "cost seconds each; --counters-cap or --uncapped lifts it)";
       } else if (s.work() > sass_cap) {
-        c.counter_scope = CounterScope::hardware;
+        c.counters.scope = CounterScope::hardware;
         why << "counters capped: " << v.family << " collects its SASS-instrumented counters "
             << "(instruction counts, shared-memory wavefronts) only up to M*N*K = " << sass_cap
             << ", hardware counters at every size (--counters-cap sets it, --uncapped lifts it)";

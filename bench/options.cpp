@@ -434,6 +434,10 @@ std::string caps_text() {
   if (hardware_edge > 0)
     out << "  no counters at all above M*N*K <= " << hardware_edge << "^3 for the same kernels "
         << "(launch facts only, counters_capped = 2; --counters-cap or --uncapped lifts it)\n";
+  if (std::any_of(all_variants().begin(), all_variants().end(),
+                  [](const Variant& v) { return !v.account_counters; }))
+    out << "  the same kernels leave out the bottleneck account's warp states and ALU/LSU pipes "
+        << "(--uncapped collects them)\n";
   return out.str();
 }
 

@@ -100,6 +100,9 @@ struct Variant {
   // Largest M*N*K the default sweep collects any counters at (0: no cap); above it the
   // benchmark is verified and timed, without counters. Lifted by --uncapped.
   double hardware_counters_max_work = 0;
+  // Whether its counters include the bottleneck account's warp states and ALU/LSU pipes
+  // (the write-ups' kernels, outside the account, leave them out; --uncapped adds them).
+  bool account_counters = true;
   // Arithmetic accuracy, for the verification tolerance: unit roundoff of the products.
   double unit_roundoff = 0;
   // One block per SM walks the tiles of C (the grid follows the device, not the shape).

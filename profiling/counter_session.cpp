@@ -104,6 +104,7 @@ struct MetricSet {
   void setup(const std::string& chip, std::vector<std::uint8_t>& availability,
              const std::function<bool(const std::string&)>& required,
              std::vector<std::string>& dropped) {
+    if (names.empty()) return;  // a selection that leaves nothing to collect: no passes
     auto host_init = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host_init.pChipName = chip.c_str();
@@ -130,6 +131,7 @@ struct MetricSet {
       if (std::find(dropped.begin(), dropped.end(), name) == dropped.end()) dropped.push_back(name);
     }
     names = std::move(known);
+    if (names.empty()) return;
     for (const auto& n : names) c_names.push_back(n.c_str());
     auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = host;

@@ -63,6 +63,11 @@ bool is_sass_instrumented(const std::string& cupti_name) {
   return cupti_name.rfind("smsp__sass_", 0) == 0;
 }
 
+bool is_account_detail(const std::string& short_name) {
+  return short_name.rfind("stall_", 0) == 0 || short_name.rfind("alu_pipe_", 0) == 0 ||
+         short_name.rfind("lsu_pipe_", 0) == 0;
+}
+
 bool MetricInfo::sass_instrumented() const { return is_sass_instrumented(cupti_name); }
 
 std::vector<std::string> catalogue_cupti_names() {

@@ -51,6 +51,11 @@ std::vector<std::string> catalogue_cupti_names();
 // Whether a CUPTI metric is collected by SASS instrumentation (see MetricInfo).
 bool is_sass_instrumented(const std::string& cupti_name);
 
+// Whether a catalogue metric serves only the bottleneck account of the ladder's rungs: the
+// warp states (stall_*) and the ALU and LSU pipes. They take about a third of the replay
+// passes, so kernels outside the account (the write-ups') leave them out.
+bool is_account_detail(const std::string& short_name);
+
 // numerator / denominator, or nothing when the ratio is undefined (zero or non-finite
 // denominator, non-finite numerator): such a counter is "unavailable", never inf or NaN.
 std::optional<double> safe_ratio(double numerator, double denominator);

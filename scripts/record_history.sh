@@ -40,9 +40,17 @@ say() { printf '[%4d s] %s\n' $(( $(date +%s) - start )) "$*" | tee -a "$out/log
 
 say "copying the tree (its files as they are, without reports/) to $work/tree"
 mkdir -p "$work/tree"
-(cd "$root" && git ls-files -z --cached --others --exclude-standard |
-  tar --null -T - --exclude='reports/*' --ignore-failed-read -cf - 2>/dev/null || true) | tar -xf - -C "$work/tree"
-head=$(cd "$root" && git rev-parse --short=12 HEAD)$(cd "$root" && git diff --quiet HEAD -- . || echo -dirty)
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$root" && git ls-files -z --cached --others --exclude-standard |
+    tar --null -T - --exclude='reports/*' --ignore-failed-read -cf - 2>/dev/null || true) | tar -xf - -C "$work/tree"
+  head=$(cd "$root" && git rev-parse --short=12 HEAD)$(cd "$root" && git diff --quiet HEAD -- . || echo -dirty)
+else
+  # A source export without git metadata: every file but the reports, build trees and the
+  # virtual environment; GEMM_GIT_REVISION names the revision it is.
+  (cd "$root" && tar --exclude='./reports' --exclude='./build*' --exclude='./.venv' -cf - .) |
+    tar -xf - -C "$work/tree"
+  head=${GEMM_GIT_REVISION:-unknown}
+fi
 tree=$work/tree
 build=$work/build
 

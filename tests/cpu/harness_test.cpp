@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "counters.h"
 #include "reporters.h"
@@ -217,6 +218,14 @@ TEST(CounterAggregation, WithoutDurationsAveragesEqually) {
   EXPECT_DOUBLE_EQ(v.at("p"), 20);
   EXPECT_DOUBLE_EQ(v.at("s"), 3);
   EXPECT_TRUE(aggregate_kernels({"a__b.pct"}, {"p"}, {}).empty());
+}
+
+TEST(Counters, EachSelectionHasItsOwnMetricSet) {
+  std::set<std::size_t> sets;
+  for (CounterScope scope : {CounterScope::all, CounterScope::hardware})
+    for (bool detail : {true, false}) sets.insert(set_index({scope, detail}));
+  EXPECT_EQ(sets, (std::set<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(set_index({}), 0u) << "the default collects every metric";
 }
 
 TEST(Reporters, FactsBecomeTheFirstMemberOfEachEntry) {

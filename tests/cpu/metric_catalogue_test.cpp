@@ -80,6 +80,21 @@ TEST(DerivedMetrics, ZeroDenominatorIsUnavailableNotInfinity) {
   for (const auto& [name, v] : values) EXPECT_TRUE(std::isfinite(v)) << name;
 }
 
+TEST(MetricCatalogue, AccountDetailIsTheWarpStatesAndTheAluAndLsuPipes) {
+  // The write-ups' kernels leave these out: every other metric must stay with them.
+  int warp_states = 0;
+  for (const auto& m : metric_catalogue()) {
+    const bool stall = m.short_name.rfind("stall_", 0) == 0;
+    warp_states += stall;
+    const bool pipe = m.short_name.rfind("alu_pipe", 0) == 0 || m.short_name.rfind("lsu_pipe", 0) == 0;
+    EXPECT_EQ(is_account_detail(m.short_name), stall || pipe) << m.short_name;
+  }
+  EXPECT_EQ(warp_states, 18) << "every warp state the scheduler reports";
+  EXPECT_FALSE(is_account_detail("warp_inst"));
+  EXPECT_FALSE(is_account_detail("fma_pipe_inst"));
+  EXPECT_FALSE(is_account_detail("smem_wavefronts"));
+}
+
 TEST(MetricNames, Syntax) {
   EXPECT_TRUE(looks_like_metric_name("dram__bytes_read.sum"));
   EXPECT_TRUE(looks_like_metric_name("sm__warps_active.avg.pct_of_peak_sustained_active"));

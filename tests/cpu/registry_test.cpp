@@ -58,14 +58,15 @@ TEST(Registry, TheLadderStartIsAWriteUpKernelOfTheManifest) {
   EXPECT_EQ(found, 2) << "one variant per precision";
 }
 
-TEST(Registry, OnlyTheWriteUpsKernelsHaveACounterCapAndTheLadderStartHasNone) {
+TEST(Registry, OnlyTheWriteUpsKernelsHaveCounterCapsAndTheLadderStartHasNone) {
   for (const auto& v : all_variants()) {
     const bool capped = v.has_tag(tag::seed) && v.backend == Backend::cuda_kernel &&
                         v.name() != ladder_start();
     EXPECT_EQ(v.counters_max_work, capped ? 1024.0 * 1024.0 * 1024.0 : 0.0)
         << to_string(v.precision) << "/" << v.name();
-    EXPECT_EQ(v.hardware_counters_max_work, capped ? 2048.0 * 2048.0 * 2048.0 : 0.0)
+    EXPECT_EQ(v.hardware_counters_max_work, capped ? 1024.0 * 1024.0 * 1024.0 : 0.0)
         << to_string(v.precision) << "/" << v.name();
+    EXPECT_EQ(v.account_counters, !capped) << to_string(v.precision) << "/" << v.name();
   }
 }
 

@@ -37,7 +37,7 @@ tools=$(gemm_tools) || exit 2
 : >"$out/summary.txt"
 say() { echo "$*" | tee -a "$out/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
-(cd "$root" && git rev-parse HEAD 2>/dev/null) >"$out/revision.txt"
+(cd "$root" && git rev-parse HEAD 2>/dev/null || echo "${GEMM_GIT_REVISION:-unknown}") >"$out/revision.txt"
 status=0
 
 build() {
