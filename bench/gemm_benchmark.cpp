@@ -302,6 +302,7 @@ void record_timing(benchmark::State& state, const BenchCase& c, const TimingResu
   state.counters["launches_per_sample"] = t.launches_per_sample;
   if (host) return;
   if (t.median_clock_mhz > 0) state.counters["sm_clock_mhz"] = t.median_clock_mhz;
+  if (t.median_power_w > 0) state.counters["power_w"] = t.median_power_w;
   state.counters["samples_flagged"] = double(t.flagged);
   state.counters["sustained"] = t.warmup.sustained ? 1 : 0;
   state.counters["soaked"] = t.warmup.soaked ? 1 : 0;

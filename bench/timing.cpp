@@ -149,10 +149,11 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
 }
 
 void summarize_samples(TimingResult& r) {
-  std::vector<double> clocks, all_ms;
+  std::vector<double> clocks, all_ms, powers;
   for (const auto& s : r.samples) {
     all_ms.push_back(s.ms);
     if (s.sm_mhz > 0) clocks.push_back(s.sm_mhz);
+    if (s.power_w > 0) powers.push_back(s.power_w);
   }
   const double typical_clock = median(clocks);
   r.flagged = 0;
@@ -169,6 +170,7 @@ void summarize_samples(TimingResult& r) {
   // At most half the samples can be flagged (they lie below the median clock).
   r.median_ms_unflagged = median(unflagged_ms);
   r.median_clock_mhz = clocks.empty() ? 0 : typical_clock;
+  r.median_power_w = powers.empty() ? 0 : median(powers);
 }
 
 TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, bool flush,
@@ -191,6 +193,9 @@ TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, 
       s.sm_mhz = 0.5 * (before->sm_mhz + after->sm_mhz);
       s.reasons = before->reasons | after->reasons;
     }
+    // The power that held the clock where it was: a power-capped GPU can run the same clock
+    // reading at different power, and two runs that differ there differ in speed.
+    if (const auto watts = nvml.power_w()) s.power_w = *watts;
     before = after;
     result.samples.push_back(s);
     ms.push_back(s.ms);

@@ -32,6 +32,7 @@ struct Sample {
   double ms = 0;      // per launch
   double sm_mhz = 0;  // mean of the NVML readings before and after; 0: no reading
   unsigned long long reasons = 0;  // NVML clock-event reasons seen at either end
+  double power_w = 0;              // NVML's board power right after the batch; 0: no reading
   bool flagged = false;            // clock below the benchmark's median by more than kClockDrop
 };
 
@@ -66,6 +67,7 @@ struct TimingResult {
   int launches_per_sample = 1;
   std::size_t flagged = 0;
   double median_clock_mhz = 0;     // over the samples with a reading; 0 without
+  double median_power_w = 0;       // the same for the board power
   unsigned long long reasons = 0;  // union over the samples
   double sampling_s = 0;           // wall time the samples took
   WarmupResult warmup;

@@ -43,7 +43,7 @@ mkdir -p "$work/tree"
 if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
   (cd "$root" && git ls-files -z --cached --others --exclude-standard |
     tar --null -T - --exclude='reports/*' --ignore-failed-read -cf - 2>/dev/null || true) | tar -xf - -C "$work/tree"
-  head=$(cd "$root" && git rev-parse --short=12 HEAD)$(cd "$root" && git diff --quiet HEAD -- . || echo -dirty)
+  head=${GEMM_GIT_REVISION:-$(cd "$root" && git rev-parse --short=12 HEAD)$(cd "$root" && git diff --quiet HEAD -- . || echo -dirty)}
 else
   # A source export without git metadata: every file but the reports, build trees and the
   # virtual environment; GEMM_GIT_REVISION names the revision it is.

@@ -141,6 +141,16 @@ mkdir -p "$out/ncu" "$out/logs"
 cp "$work/results.json" "$out/"
 rm -f "$out/stages.json"
 
+# Each instruction form's throughput per SM per clock (FFMA ... HGMMA), which the bottleneck
+# account turns instruction counts into time with (pipe_peaks.json beside the results).
+if [ "$counters" = on ] && [ -x "$build/bench/pipe-peaks" ]; then
+  stage "pipe peaks: each instruction form's throughput per SM per clock (bench/pipe_peaks.cu)"
+  t=$(now)
+  "$build/bench/pipe-peaks" --json="$out/pipe_peaks.json" 2>&1 | tee "$logs/pipe_peaks.log" ||
+    echo "pipe-peaks failed (logs/pipe_peaks.log): the account counts tensor work in busy cycles"
+  seconds["pipe peaks"]=$(since "$t")
+fi
+
 if [ "$crosscheck" != off ]; then
   stage "cross-check: CUPTI vs ncu at $crosscheck_shape (tag crosscheck$([ "$crosscheck_limit" != 0 ] && echo ", first $crosscheck_limit"))"
   t=$(now)

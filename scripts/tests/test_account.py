@@ -160,3 +160,65 @@ def test_the_counters_dram_peak_against_the_context():
     from_counters, from_context = account.dram_bandwidth_check(frame, {"peak_dram_gbs": "3352.32"})
     assert from_counters == pytest.approx(1280 * 2.619) and from_context == pytest.approx(3352.32)
     assert math.isnan(account.dram_bandwidth_check(pd.DataFrame([{"x": 1}]), {})[0])
+
+
+PIPE_PEAKS = {
+    "forms": [
+        {"form": "hmma_tf32", "inst_per_clk_per_sm": 0.5},  # 1024 FLOP/clk/SM
+        {"form": "dmma_884", "inst_per_clk_per_sm": 0.25},
+        {"form": "dmma_16816", "inst_per_clk_per_sm": 0.0625},
+        {"form": "gmma_tf32", "inst_per_clk_per_sm": 1 / 32},  # 2048 FLOP/clk/SM
+        {"form": "gmma_tf32_n128", "inst_per_clk_per_sm": 1 / 16},
+    ]
+}
+
+
+def tensor_kernel(family, counter, insts, **changes):
+    """A TF32 or FP64 tensor-core GEMM of 4096^3 whose only heavy work is `insts` tensor instructions."""
+    return dfma_kernel(
+        family=family,
+        fp64_pipe_inst=0.0,
+        warp_inst=insts * 4,
+        tensor_pipe_cycles=1.0,
+        **{counter: insts},
+        **changes,
+    )
+
+
+@pytest.mark.parametrize(
+    "family, counter, flop_per_inst, params, rate",
+    [
+        ("mma_tf32", "tensor_hmma_inst", 2048, {}, 0.5),
+        ("mma_fp64", "tensor_dmma_inst", 512, {}, 0.25),
+        ("mma_fp64_m16n8k16", "tensor_dmma_inst", 4096, {}, 0.0625),
+        ("wgmma_tma", "tensor_gmma_inst", 65536, {"bm": 256}, 1 / 32),
+        ("wgmma_persistent", "tensor_gmma_inst", 32768, {"bm": 128}, 1 / 16),
+    ],
+)
+def test_tensor_work_is_its_instructions_at_their_forms_measured_peak(family, counter, flop_per_inst, params, rate):
+    insts = 2 * MNK / flop_per_inst  # the GEMM's FLOP in instructions of the form
+    row = tensor_kernel(family, counter, insts, param_values=params)
+    acc = account.account(row, {**H100, "pipe_peaks": PIPE_PEAKS})
+    assert acc.tensor_from == account.BY_FORM
+    assert acc.times_ms["tensor"] == pytest.approx(insts / (rate * 132 * CLOCK_HZ) * 1e3)
+    # Without the measured peaks, or for a form the kernel does not name, the busy cycles count.
+    assert account.account(row, H100).tensor_from == account.BUSY_CYCLES
+    if counter != "tensor_hmma_inst":  # every HMMA is m16n8k8 TF32; DMMA and HGMMA forms vary
+        unnamed = tensor_kernel("cublas", counter, insts, param_values={})
+        assert account.account(unnamed, {**H100, "pipe_peaks": PIPE_PEAKS}).tensor_from == account.BUSY_CYCLES
+
+
+def test_pipe_peaks_beside_the_results_join_their_context_and_a_bad_file_is_refused(tmp_path):
+    import json
+
+    from gemm_study.data.errors import InputError
+    from gemm_study.data.results import load_results
+
+    results = tmp_path / "results.json"
+    study_rows.write(results, study_rows.study())
+    assert "pipe_peaks" not in load_results(results)[0]
+    (tmp_path / "pipe_peaks.json").write_text(json.dumps(PIPE_PEAKS))
+    assert load_results(results)[0]["pipe_peaks"] == PIPE_PEAKS
+    (tmp_path / "pipe_peaks.json").write_text(json.dumps({"forms": [{"form": "ffma", "inst_per_clk_per_sm": 0}]}))
+    with pytest.raises(InputError, match="pipe-peaks"):
+        load_results(results)

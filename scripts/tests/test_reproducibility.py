@@ -343,3 +343,46 @@ def test_the_wrapper_stops_with_one_line_when_a_run_left_no_single_results_file(
     assert done.returncode == 2 and not ran.exists()
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: expected one "), done.stderr
     assert f"found {gpus}" in done.stderr
+
+
+def _entry(**fields):
+    base = {"name": "gemm/fp32/x/m:8/n:8/k:8/manual_time", "variant": {"backend": "cuda_kernel"}}
+    return {**base, **fields}
+
+
+def test_a_cause_is_named_only_where_the_files_record_one():
+    quiet = _entry(sm_clock_mhz=1980.0, clock_throttled=0.0, samples_flagged=0.0)
+    assert reproducibility.likely_cause(quiet, dict(quiet)).startswith("none recorded")
+    assert reproducibility.likely_cause(quiet, None) == "missing from the second run"
+    # 0.5% of clock is within the readings' step, 2% is named with both clocks.
+    assert "MHz" not in reproducibility.likely_cause(quiet, {**quiet, "sm_clock_mhz": 1970.0})
+    assert "1980 -> 1940 MHz" in reproducibility.likely_cause(quiet, {**quiet, "sm_clock_mhz": 1940.0})
+    assert "power" not in reproducibility.likely_cause({**quiet, "power_w": 600.0}, {**quiet, "power_w": 610.0})
+    assert "600 -> 690 W" in reproducibility.likely_cause({**quiet, "power_w": 600.0}, {**quiet, "power_w": 690.0})
+    assert "slowdown during the second" in reproducibility.likely_cause(quiet, {**quiet, "clock_throttled": 1.0})
+    assert "3 of the first run's samples" in reproducibility.likely_cause({**quiet, "samples_flagged": 3.0}, quiet)
+    library = reproducibility.likely_cause({**quiet, "kernels": ["k256"]}, {**quiet, "kernels": ["k64"]})
+    assert "other kernels: k256 -> k64" in library
+    same_kernel = reproducibility.likely_cause({**quiet, "kernels": ["k256"]}, {**quiet, "kernels": ["k256"]})
+    assert "other kernels" not in same_kernel
+    host = _entry(variant={"backend": "cpu"})
+    assert "host time" in reproducibility.likely_cause(host, dict(host))
+    copies = _entry(
+        name="gemm_e2e/fp32/x/m:8/n:8/k:8/manual_time", variant={"backend": "cuda_kernel", "end_to_end": True}
+    )
+    assert "pageable" in reproducibility.likely_cause(copies, dict(copies))
+
+
+def test_the_page_gives_each_figure_that_did_not_come_back_its_cause(tmp_path):
+    def change(name, e):
+        if "/fp32/cublas/" in name:
+            e = slower(e, 0.97)
+            e["kernels"] = ["other_kernel"]
+        return e
+
+    first, second = runs(tmp_path, change)
+    outcome = reproducibility.check(first, second, TIMES_ONLY, min_ms=0)
+    moved = [h for h in outcome["headlines"] if not h.holds]
+    assert moved and all("its cuBLAS moved" in h.cause for h in moved)
+    page = reproducibility.to_markdown(outcome, first, second)
+    assert "did not come back; the rung: " in page

@@ -168,7 +168,10 @@ TEST(RunLog, SamplesJsonHoldsEverySampleWithItsClockAndFlag) {
   const std::string json = samples_json(r);
   EXPECT_EQ(json,
             "\"samples\": {\"ms\": [1.5, 2.5, 1.5], \"sm_clock_mhz\": [1980, 1800, 1980], "
-            "\"flagged\": [0, 1, 0], \"slowdown\": []}");
+            "\"power_w\": [0, 0, 0], \"flagged\": [0, 1, 0], \"slowdown\": []}");
+  TimingResult powered = r;
+  powered.samples[1].power_w = 612.5;
+  EXPECT_NE(samples_json(powered).find("\"power_w\": [0, 612.5, 0]"), std::string::npos);
   TimingResult throttled = r;
   throttled.reasons = 0x4 | 0x1;  // power cap, and idle (not a slowdown)
   EXPECT_NE(samples_json(throttled).find("\"slowdown\": [\"sw_power_cap\"]"), std::string::npos);

@@ -37,6 +37,15 @@ a grid that keeps 16 of 132 SMs busy, so the bound is that of 16 SMs); without t
 from the launch facts, ceil(grid_blocks / SMs) x SMs / grid_blocks (the busiest SM's share of
 equal blocks); without either, 1 and said so. L2 and DRAM are shared by all SMs: no tail.
 
+The tensor pipe by instruction form. Its busy cycles do not say how much work a busy cycle did:
+on an H100 an mma.sync (HMMA m16n8k8) keeps the pipe busy for less work per cycle than a wgmma
+(HGMMA). Where the study measured each form's peak (`pipe_peaks.json` beside the results,
+written by bench/pipe_peaks.cu: warp instructions per SM per clock, each form alone in a loop),
+the tensor unit's time is instead the sum over its forms of instructions / (that form's peak x
+SMs x clock) x tail, the instructions counted per form (tensor_hmma_inst, tensor_dmma_inst,
+tensor_gmma_inst) and the form named by the kernel (TENSOR_FORMS); the account says which
+(`tensor_from`). Where a form is unknown (a library's kernels) it keeps the busy cycles.
+
 A row without every work counter, peak and clock (files recorded before these counters, rows
 whose counters were not collected) gets no account and the reason, never a number."""
 
@@ -65,6 +74,15 @@ UNITS = (
     Unit("dram", "DRAM", ("dram_read_bytes", "dram_write_bytes"), "dram_bytes_peak_per_cycle", "dram"),
 )
 BY_KEY = {unit.key: unit for unit in UNITS}
+# The pipe-peaks form of each tensor instruction counter, per family where the counter alone
+# does not say: every HMMA of the project is mma.sync m16n8k8 TF32 (kernels/tensor/tensor_ptx.cuh);
+# mma_fp64 issues m8n8k4 and mma_fp64_m16n8k16 m16n8k16 DMMAs; the wgmma rungs' N is their bm
+# (kernels/tensor/wgmma_tile.cuh).
+DMMA_FORMS = {"mma_fp64": "dmma_884", "mma_fp64_m16n8k16": "dmma_16816"}
+GMMA_FORMS = {128: "gmma_tf32_n128", 256: "gmma_tf32"}
+BUSY_CYCLES = "busy cycles"
+BY_FORM = "instruction forms at their measured peaks"
+
 CLOCK_HZ = {"l2": "l2_clock_hz", "dram": "dram_clock_hz"}
 # A bound this far above the measured time means a peak or a clock is wrong, not a fast kernel.
 OVER_BOUND = 1.05
@@ -81,6 +99,7 @@ class Account:
     measured_ms: float = math.nan
     tail: float = math.nan
     tail_from: str = ""
+    tensor_from: str = ""  # BY_FORM or BUSY_CYCLES
 
     @property
     def explained(self):
@@ -134,6 +153,41 @@ def _clock_hz(row, domain):
     return value(row, CLOCK_HZ[domain])
 
 
+def tensor_forms(row):
+    """{tensor instruction counter: pipe-peaks form} of the row's tensor instructions, the form
+    None where the kernel does not say which (a library's)."""
+    forms = {}
+    if value(row, "tensor_hmma_inst") > 0:
+        forms["tensor_hmma_inst"] = "hmma_tf32"
+    if value(row, "tensor_dmma_inst") > 0:
+        forms["tensor_dmma_inst"] = DMMA_FORMS.get(row.get("family"))
+    if value(row, "tensor_gmma_inst") > 0:
+        params = row.get("param_values")
+        n = params.get("bm") if isinstance(params, dict) else None
+        forms["tensor_gmma_inst"] = GMMA_FORMS.get(int(n)) if isinstance(n, (int, float)) else None
+    return forms
+
+
+def form_rates(context):
+    """{form: warp instructions per SM per clock} of the context's pipe peaks ({} without)."""
+    peaks = context.get("pipe_peaks") if isinstance(context, dict) else None
+    if not isinstance(peaks, dict):
+        return {}
+    return {f["form"]: f["inst_per_clk_per_sm"] for f in peaks.get("forms", []) if f.get("inst_per_clk_per_sm", 0) > 0}
+
+
+def tensor_seconds_by_form(row, context):
+    """Seconds (before the tail) the tensor instructions need at their forms' measured peaks, or
+    None where a form or its peak is unknown."""
+    forms, rates = tensor_forms(row), form_rates(context)
+    sms, clock = sm_count(context), _clock_hz(row, "sm")
+    if not forms or not rates or not sms > 0 or not clock > 0:
+        return None
+    if any(form not in rates for form in forms.values()):
+        return None
+    return sum(value(row, counter) / (rates[form] * sms * clock) for counter, form in forms.items())
+
+
 def missing_inputs(row):
     """The counters, peaks and clocks the account needs that the row lacks (or has as 0)."""
     needed = [c for unit in UNITS for c in unit.work] + [unit.peak for unit in UNITS]
@@ -174,9 +228,18 @@ def account(row, context):
         work = sum(value(row, c) for c in unit.work)
         seconds = work / (value(row, unit.peak) * _clock_hz(row, unit.domain))
         times[unit.key] = seconds * 1e3 * (tail if unit.domain == "sm" else 1.0)
+    by_form = tensor_seconds_by_form(row, context)
+    if by_form is not None:
+        times["tensor"] = by_form * 1e3 * tail
     limiter = max(times, key=times.get)
     return Account(
-        times_ms=times, limiter=limiter, bound_ms=times[limiter], measured_ms=measured, tail=tail, tail_from=tail_from
+        times_ms=times,
+        limiter=limiter,
+        bound_ms=times[limiter],
+        measured_ms=measured,
+        tail=tail,
+        tail_from=tail_from,
+        tensor_from=BY_FORM if by_form is not None else BUSY_CYCLES,
     )
 
 
@@ -222,6 +285,7 @@ def as_json(frame, accounts):
             "measured_ms": acc.measured_ms,
             "tail": acc.tail,
             "tail_from": acc.tail_from,
+            "tensor_from": acc.tensor_from,
             "units": {u.key: {"ms_at_peak": acc.times_ms[u.key], "share": acc.share(u.key)} for u in UNITS},
         }
     return out

@@ -66,6 +66,13 @@ def _max_clock(context):
     return context_value(context, "gpu_max_sm_clock_mhz", "sm_clock_max_mhz_nvml")
 
 
+def tensor_flop_per_cycle_doc(context):
+    """{'TF32': FLOP, 'FP64': FLOP} per SM per cycle of the documented dense tensor peaks of the
+    context's GPU ({} for an architecture missing from the table)."""
+    rates = TENSOR_FLOP_PER_SM_CYCLE.get(_compute_capability(context), {})
+    return {label: rates[key] for label, key in (("TF32", "tf32"), ("FP64", "fp64_tensor")) if key in rates}
+
+
 def _compute_capability(context):
     try:
         major, minor = str(context.get("gpu_compute_capability", "")).split(".")

@@ -213,7 +213,37 @@ def load_results(path):
     check_version(path, data["context"])
     for i, entry in enumerate(data["benchmarks"]):
         check_entry(path, i, entry)
+    peaks = pipe_peaks_beside(path)
+    if peaks is not None:
+        data["context"]["pipe_peaks"] = peaks
     return data["context"], data["benchmarks"]
+
+
+PIPE_PEAKS_FILE = "pipe_peaks.json"
+
+
+def pipe_peaks_beside(path):
+    """The study's pipe_peaks.json (bench/pipe_peaks.cu: each instruction form's warp instructions
+    per SM per clock) from the results file's folder, or None where there is none; InputError if
+    it is not what pipe-peaks writes."""
+    peaks_path = Path(path).with_name(PIPE_PEAKS_FILE)
+    if not peaks_path.is_file():
+        return None
+    peaks = read_json(peaks_path)
+    forms = peaks.get("forms") if isinstance(peaks, dict) else None
+    valid = isinstance(forms, list) and all(
+        isinstance(f, dict)
+        and isinstance(f.get("form"), str)
+        and is_number(f.get("inst_per_clk_per_sm"))
+        and math.isfinite(f["inst_per_clk_per_sm"])
+        and f["inst_per_clk_per_sm"] > 0
+        for f in forms
+    )
+    if not valid:
+        raise InputError(
+            f"{peaks_path}: expected pipe-peaks' output, a 'forms' list of form and inst_per_clk_per_sm > 0"
+        )
+    return peaks
 
 
 # ----------------------------------------------------------------------------- variant facts

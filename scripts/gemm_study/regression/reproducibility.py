@@ -25,7 +25,7 @@ from statistics import median
 from gemm_study.analysis import ladder
 from gemm_study.data.errors import InputError
 from gemm_study.data.formatting import number
-from gemm_study.data.results import load_frame, load_run, one_row_per_benchmark
+from gemm_study.data.results import load_frame, load_results, load_run, one_row_per_benchmark
 from gemm_study.regression.compare import Settings, compare_runs
 from gemm_study.report.ladder_report import best_rungs, ladder_headline_shape
 from gemm_study.report.readme_table import study
@@ -33,10 +33,56 @@ from gemm_study.report.readme_table import study
 MIN_MS = 1.0  # the benchmarks that decide: first-run median launch above this
 HEADLINE_TOLERANCE = 0.02  # the headline figures: relative change allowed between the runs
 ALWAYS_DECIDING = ("MISSING", "FAILED", "BASE_FAILED")  # whatever the first run's launch time
+CLOCK_MOVE = 0.01  # a change of the median SM clock named as a cause
+POWER_MOVE = 0.03  # and of the median board power (NVML's one-second average)
 
 
 def _finite(value):
     return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _entries_by_name(path):
+    """{benchmark name: its first entry} of a results file (the raw JSON fields)."""
+    out = {}
+    for entry in load_results(path)[1]:
+        out.setdefault(entry.get("name", "").removesuffix("/manual_time"), entry)
+        out.setdefault(entry.get("name", ""), entry)
+    return out
+
+
+def likely_cause(first, second):
+    """What the two files record that moved beside the kernel's own time, for a benchmark or a
+    headline that did not come back: the arithmetic on the host, copies from pageable memory, a
+    library's other kernel, the SM clock, the board power, slowdowns NVML reported, samples below
+    the median clock.
+    `first`, `second`: the raw entries (second None where missing)."""
+    if second is None:
+        return "missing from the second run"
+    variant = first.get("variant") if isinstance(first.get("variant"), dict) else {}
+    causes = []
+    if variant.get("backend") == "cpu":
+        causes.append("host time on one CPU core: the host's load and frequency, not the GPU")
+    if variant.get("end_to_end") or str(first.get("name", "")).startswith("gemm_e2e/"):
+        causes.append("end to end: copies from pageable host memory, whose speed follows the host's memory state")
+    kernels = first.get("kernels"), second.get("kernels")
+    if all(isinstance(k, list) and k for k in kernels) and kernels[0] != kernels[1]:
+        causes.append(f"the library ran other kernels: {', '.join(kernels[0])} -> {', '.join(kernels[1])}")
+    clocks = first.get("sm_clock_mhz"), second.get("sm_clock_mhz")
+    if all(_finite(c) and c > 0 for c in clocks) and abs(clocks[1] / clocks[0] - 1) > CLOCK_MOVE:
+        causes.append(f"median SM clock {clocks[0]:.0f} -> {clocks[1]:.0f} MHz")
+    powers = first.get("power_w"), second.get("power_w")
+    if all(_finite(p) and p > 0 for p in powers) and abs(powers[1] / powers[0] - 1) > POWER_MOVE:
+        causes.append(f"median board power {powers[0]:.0f} -> {powers[1]:.0f} W")
+    for run, entry in (("first", first), ("second", second)):
+        if entry.get("clock_throttled"):
+            causes.append(f"NVML reported a power or thermal slowdown during the {run} run's samples")
+        flagged = entry.get("samples_flagged")
+        if _finite(flagged) and flagged > 0:
+            causes.append(f"{flagged:.0f} of the {run} run's samples below its median clock by more than 2%")
+    return "; ".join(causes) or (
+        "none recorded: the same kernels at the same median SM clock, no slowdown reported (a change "
+        "of the GPU's state between the runs that NVML's clock readings do not show)"
+    )
 
 
 @dataclass
@@ -46,6 +92,7 @@ class Headline:
     gflops: tuple  # (first, second); second None where the rung is missing there
     pct_of_cublas: tuple  # (first, second); NaN where that run has no cuBLAS of the arithmetic
     clocks: tuple  # MHz, None where not recorded
+    cause: str = ""  # likely_cause, where the figure did not come back
 
     @property
     def change(self):
@@ -103,16 +150,31 @@ def headlines(first_path, second_path):
             other = same.iloc[0] if len(same) else None
         second_gflops = None if other is None else float(other["gflops"])
         second_pct = None if other is None else _pct_of_cublas(second_kernel, lad, shape, second_gflops)
-        out.append(
-            Headline(
-                lad.title,
-                row["variant"],
-                (float(row["gflops"]), second_gflops),
-                (float(row["pct_of_reference"]), second_pct),
-                (row.get("sm_clock_mhz"), None if other is None else other.get("sm_clock_mhz")),
-            )
+        line = Headline(
+            lad.title,
+            row["variant"],
+            (float(row["gflops"]), second_gflops),
+            (float(row["pct_of_reference"]), second_pct),
+            (row.get("sm_clock_mhz"), None if other is None else other.get("sm_clock_mhz")),
         )
+        if not line.holds:
+            line.cause = _headline_cause(first_path, second_path, row["name"], lad, shape, first_kernel, second_kernel)
+        out.append(line)
     return shape, out
+
+
+def _headline_cause(first_path, second_path, name, lad, shape, first_kernel, second_kernel):
+    """The rung's likely_cause, and its cuBLAS's where that moved the % of cuBLAS."""
+    first, second = _entries_by_name(first_path), _entries_by_name(second_path)
+    text = f"the rung: {likely_cause(first[name], second.get(name))}"
+    cublas = ladder.reference_row(ladder.references(first_kernel, lad, shape))
+    if cublas is not None and second_kernel is not None:
+        ref = cublas["name"]
+        other = second_kernel[second_kernel.name == ref]
+        if len(other) and abs(float(other.iloc[0]["gflops"]) / float(cublas["gflops"]) - 1) > HEADLINE_TOLERANCE:
+            change = float(other.iloc[0]["gflops"]) / float(cublas["gflops"]) - 1
+            text += f"; its cuBLAS moved {change:+.1%}: {likely_cause(first[ref], second.get(ref))}"
+    return text
 
 
 def check(first_path, second_path, settings=None, min_ms=MIN_MS):
@@ -125,6 +187,11 @@ def check(first_path, second_path, settings=None, min_ms=MIN_MS):
         r for r in result["benchmarks"] if first_ms.get(r["name"], 0) > min_ms or r["verdict"] in ALWAYS_DECIDING
     ]
     not_same = [r for r in deciding if r["verdict"] != "SAME"]
+    if not_same:
+        first_entries, second_entries = _entries_by_name(first_path), _entries_by_name(second_path)
+        for r in not_same:
+            entry = first_entries.get(r["name"])
+            r["cause"] = likely_cause(entry, second_entries.get(r["name"])) if entry else ""
     shape, lines = headlines(first_path, second_path)
     return {
         "rows": result["benchmarks"],
@@ -202,17 +269,24 @@ def to_markdown(outcome, first_path, second_path, command=""):
             f"{_share(h.pct_of_cublas[0], 'no cuBLAS')} | {second_pct} | {cublas_change} | "
             f"{_clock(h.clocks[0])} | {_clock(h.clocks[1])} | {'yes' if h.holds else '**no**'} |"
         )
+    for h in outcome["headlines"]:
+        if not h.holds and h.cause:
+            lines += ["", f"{h.ladder} did not come back; {_cell(h.cause)}."]
     if outcome["not_same"]:
         lines += [
             "",
             "## Deciding benchmarks that were not SAME",
             "",
-            "| benchmark | verdict | change |",
-            "|---|---|---:|",
+            "What the two files record beside the time (likely cause): the arithmetic on the host, "
+            "copies from pageable memory, another library kernel, the median SM clock and board "
+            "power, NVML's slowdown reasons, samples below the median clock.",
+            "",
+            "| benchmark | verdict | change | likely cause |",
+            "|---|---|---:|---|",
         ]
         lines += [
             f"| {r['name']} | {r['verdict']}{': ' + _cell(r['error']) if r.get('error') else ''} | "
-            f"{_pct(r.get('change'))} |"
+            f"{_pct(r.get('change'))} | {_cell(r.get('cause') or '-')} |"
             for r in outcome["not_same"]
         ]
     lines += [

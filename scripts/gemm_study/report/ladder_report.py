@@ -5,7 +5,7 @@ the summary at the top of the report (the headline shape's tables and the tally 
 
 import pandas as pd
 
-from gemm_study.analysis import ladder, prediction
+from gemm_study.analysis import account, ladder, prediction
 from gemm_study.data.formatting import markdown_table
 from gemm_study.data.shape import shape_order
 
@@ -141,7 +141,13 @@ def section(kernel, context, table):
             "bottleneck account: the unit whose work takes longest at its peak rate, and that "
             f"time over the measured one. A step is predicted by the change of the limiter's work "
             f"(bound before / bound after) and is unexplained when the measured speedup differs "
-            f"by more than {prediction.TOLERANCE:.0%}.",
+            f"by more than {prediction.TOLERANCE:.0%}. "
+            + (
+                "The tensor pipe's work is its instructions at their forms' measured peaks "
+                "(`pipe_peaks.json`, see Ceilings) where the kernel names its form, else its busy cycles."
+                if account.form_rates(context)
+                else "The tensor pipe's work is its busy cycles (no `pipe_peaks.json` beside the results)."
+            ),
             "",
         ],
         [],

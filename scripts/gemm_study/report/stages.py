@@ -31,6 +31,7 @@ ORDER = [
     "reference",
     "counters",
     "bench other",
+    "pipe peaks",
     "crosscheck",
     "report",
 ]

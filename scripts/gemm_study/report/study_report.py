@@ -170,6 +170,30 @@ def overview_section(kernel, precision):
     ]
 
 
+def pipe_peaks_lines(context):
+    """The instruction forms' measured peaks (pipe_peaks.json), as the account uses them."""
+    peaks = context.get("pipe_peaks")
+    if not isinstance(peaks, dict):
+        return []
+    lines = [
+        "Each instruction form alone in a loop (`bench/pipe_peaks.cu`, `pipe_peaks.json`): warp "
+        "instructions and FLOP per SM per SM clock. The account counts the tensor pipe's work with "
+        "these. Documented dense tensor peaks, FLOP per SM per clock: "
+        + (", ".join(f"{k} {v}" for k, v in ceilings.tensor_flop_per_cycle_doc(context).items()) or "none for this GPU")
+        + ".",
+        "",
+        "| form | SASS | FLOP per warp instruction | warps per SM | FLOP/clk/SM | instructions/clk/SM |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for f in peaks.get("forms", []):
+        lines.append(
+            f"| {f['form']} | {f.get('sass', '')} | {number(f.get('flop_per_warp_inst'))} | "
+            f"{f.get('warps_per_sm', '')} | {number(f.get('flop_per_clk_per_sm'))} | "
+            f"{f['inst_per_clk_per_sm']:.4g} |"
+        )
+    return lines + [""]
+
+
 def ceilings_section(context, table, kernel, figures):
     lines = [
         "## Ceilings and the roofline",
@@ -180,6 +204,7 @@ def ceilings_section(context, table, kernel, figures):
         "",
     ]
     lines += ceilings.markdown(context, table, kernel)
+    lines += pipe_peaks_lines(context)
     counters_bw, context_bw = account.dram_bandwidth_check(kernel, context)
     if counters_bw == counters_bw:
         lines += [
