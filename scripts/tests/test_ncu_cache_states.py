@@ -133,9 +133,12 @@ def test_the_probe_without_a_gpu_is_bad_input(tmp_path, monkeypatch, capsys):
 
 
 def test_the_shapes_script_runs_each_step_and_fails_when_one_does(tmp_path):
-    env = dict(
-        os.environ, PATH="/usr/bin:/bin", GEMM_TOOLS=str(Path(sys.executable).parent)
-    )  # no nvidia-smi: every step exits 2
+    # An nvidia-smi that lists no GPU ahead of any real one: every step exits 2.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\nexit 9\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake}:/usr/bin:/bin", GEMM_TOOLS=str(Path(sys.executable).parent))
     proc = subprocess.run(
         ["bash", str(SCRIPTS / "ncu_crosscheck_shapes.sh"), str(tmp_path / "x")],
         capture_output=True,

@@ -72,7 +72,7 @@ def test_bad_stage_argument_is_bad_input(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- cross-GPU
 
-MEMORY_BOUND = "gemm/fp64/naive_col/block:32x32/m:2048/n:2048/k:2048/manual_time"
+MEMORY_BOUND = "gemm/fp64/naive_col/block:32x32/m:1024/n:1024/k:1024/manual_time"
 
 
 def second_gpu(tmp_path):
@@ -100,9 +100,16 @@ def test_cross_gpu_page_explains_ratios_by_the_context(tmp_path):
     text = out.read_text()
     assert "| peak DRAM bandwidth | 4,814 GB/s | 7,221 GB/s | 1.5 |" in text
     # DRAM at 80% of its peak on A: predicted to move with the bandwidth, and it did.
-    assert "| naive_col/block:32x32 | 36.2 | 24.1 | 1.5 | 1 | 1.5 | HBM bandwidth | HBM bandwidth | yes | no |" in text
+    ms = next(e["median_ms"] for e in json.loads(a.read_text())["benchmarks"] if e["name"] == MEMORY_BOUND)
+    row = f"| naive_col/block:32x32 | {ms:.3g} | {ms / 1.5:.3g} | 1.5 | 1 | 1.5 | HBM bandwidth | HBM bandwidth | yes |"
+    assert row in text, row
     # Same SMs and clocks: a kernel bound by neither should not move, and did not.
-    assert "| shared/tile:32 | 15.6 | 15.6 | 1 | 1 | 1.5 | SM clock | SM clock | yes | no |" in text  # fp32, 4096^3
+    bound = next(
+        e["median_ms"]
+        for e in json.loads(a.read_text())["benchmarks"]
+        if e["name"] == "gemm/fp32/shared/tile:32/m:4096/n:4096/k:4096/manual_time"
+    )
+    assert f"| shared/tile:32 | {bound:.3g} | {bound:.3g} | 1 | 1 | 1.5 | SM clock | SM clock | yes | no |" in text
     assert "have A+B+C within both L2s" in text and "cpu_serial" not in text
 
 
@@ -228,4 +235,5 @@ def test_cross_gpu_on_a_file_without_median_ms_uses_its_mean_and_says_so(tmp_pat
     assert cross_main([str(a), str(b), "--out", str(out)]) == 0
     text = out.read_text()
     assert "Note: B's file has no median_ms: its times are Google Benchmark's mean real_time." in text
-    assert "| naive_col/block:32x32 | 36.2 | 24.1 | 1.5 |" in text
+    ms = next(e["median_ms"] for e in json.loads(a.read_text())["benchmarks"] if e["name"] == MEMORY_BOUND)
+    assert f"| naive_col/block:32x32 | {ms:.3g} | {ms / 1.5:.3g} | 1.5 |" in text

@@ -49,7 +49,8 @@ def bench_stage_seconds(entries):
             value = entry.get(key)
             if isinstance(value, (int, float)) and math.isfinite(value):
                 totals[stage] = totals.get(stage, 0.0) + float(value)
-    return {stage: totals[stage] for stage in BENCH_STAGES.values() if stage in totals}
+    # Microseconds: the sum's last bits depend on the order and the numpy that added them.
+    return {stage: round(totals[stage], 6) for stage in BENCH_STAGES.values() if stage in totals}
 
 
 def breakdown(walls, bench_stages):
@@ -58,7 +59,7 @@ def breakdown(walls, bench_stages):
     out = dict(walls)
     out.update(bench_stages)
     if "bench" in walls and bench_stages:
-        out["bench other"] = max(0.0, walls["bench"] - sum(bench_stages.values()))
+        out["bench other"] = round(max(0.0, walls["bench"] - sum(bench_stages.values())), 6)
     return out
 
 

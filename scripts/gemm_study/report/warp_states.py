@@ -76,9 +76,11 @@ def write_json(kernel, out):
     per_state = cycles(kernel)
     table = {}
     for (_, row), (_, values) in zip(kernel.iterrows(), per_state.iterrows()):
-        found = {state: float(v) for state, v in values.items() if np.isfinite(v)}
+        # Six significant digits: the counters carry fewer, and the last bits of a float depend on
+        # the numpy that computed it, which would make the file differ between machines.
+        found = {state: float(f"{v:.6g}") for state, v in values.items() if np.isfinite(v)}
         if found:
-            table[str(row["name"])] = {**found, "total": sum(found.values())}
+            table[str(row["name"])] = {**found, "total": float(f"{sum(found.values()):.6g}")}
     (out / "warp_states.json").write_text(json.dumps(table, indent=1) + "\n")
 
 
