@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gemm_study.analysis import account
+from gemm_study.analysis import account, warp_state_steps
 from gemm_study.analysis.account import value
 from gemm_study.analysis.moves import largest_moves
 from gemm_study.data.formatting import number
@@ -91,7 +91,16 @@ def _work_sentence(a, b):
 
 
 def step(a, b, ladder_key, shape):
-    """The Step from row a to row b (rows carry the account_* columns and time_ms)."""
+    """The Step from row a to row b (rows carry the account_* columns and time_ms), its sentence
+    closed by the step in warp states where both rows have them."""
+    out = _predicted_step(a, b, ladder_key, shape)
+    states = warp_state_steps.sentence(a, b)
+    if states:
+        out.sentence = out.sentence.removesuffix(".") + f"; {states}."
+    return out
+
+
+def _predicted_step(a, b, ladder_key, shape):
     measured = value(a, "time_ms") / value(b, "time_ms")
     head = f"measured x{measured:.2f}"
     missing = [r for r in (a, b) if not isinstance(r.get("account_unit"), str) or not r.get("account_unit")]
