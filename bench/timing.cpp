@@ -193,8 +193,9 @@ TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, 
       s.sm_mhz = 0.5 * (before->sm_mhz + after->sm_mhz);
       s.reasons = before->reasons | after->reasons;
     }
-    // The power that held the clock where it was: a power-capped GPU can run the same clock
-    // reading at different power, and two runs that differ there differ in speed.
+    // NVML's board power after the batch. On Hopper it is an average over the last second, which
+    // also covers the work before the samples (another benchmark, counter passes): a sign of the
+    // power state two runs met, not the batch's own draw (that would need the energy counter).
     if (const auto watts = nvml.power_w()) s.power_w = *watts;
     before = after;
     result.samples.push_back(s);

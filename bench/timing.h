@@ -32,7 +32,7 @@ struct Sample {
   double ms = 0;      // per launch
   double sm_mhz = 0;  // mean of the NVML readings before and after; 0: no reading
   unsigned long long reasons = 0;  // NVML clock-event reasons seen at either end
-  double power_w = 0;              // NVML's board power right after the batch; 0: no reading
+  double power_w = 0;  // NVML's board power after the batch (Hopper: a 1-s average); 0: none
   bool flagged = false;            // clock below the benchmark's median by more than kClockDrop
 };
 

@@ -143,6 +143,7 @@ rm -f "$out/stages.json"
 
 # Each instruction form's throughput per SM per clock (FFMA ... HGMMA), which the bottleneck
 # account turns instruction counts into time with (pipe_peaks.json beside the results).
+rm -f "$out/pipe_peaks.json"  # a file of an earlier study in this folder would join these results
 if [ "$counters" = on ] && [ -x "$build/bench/pipe-peaks" ]; then
   stage "pipe peaks: each instruction form's throughput per SM per clock (bench/pipe_peaks.cu)"
   t=$(now)

@@ -177,6 +177,7 @@ def tensor_kernel(family, counter, insts, **changes):
     """A TF32 or FP64 tensor-core GEMM of 4096^3 whose only heavy work is `insts` tensor instructions."""
     return dfma_kernel(
         family=family,
+        compute="fp64" if counter == "tensor_dmma_inst" else "tf32",
         fp64_pipe_inst=0.0,
         warp_inst=insts * 4,
         tensor_pipe_cycles=1.0,
@@ -203,9 +204,21 @@ def test_tensor_work_is_its_instructions_at_their_forms_measured_peak(family, co
     assert acc.times_ms["tensor"] == pytest.approx(insts / (rate * 132 * CLOCK_HZ) * 1e3)
     # Without the measured peaks, or for a form the kernel does not name, the busy cycles count.
     assert account.account(row, H100).tensor_from == account.BUSY_CYCLES
-    if counter != "tensor_hmma_inst":  # every HMMA is m16n8k8 TF32; DMMA and HGMMA forms vary
-        unnamed = tensor_kernel("cublas", counter, insts, param_values={})
-        assert account.account(unnamed, {**H100, "pipe_peaks": PIPE_PEAKS}).tensor_from == account.BUSY_CYCLES
+    unnamed = tensor_kernel("cublas", counter, insts, param_values={}, backend="cublas")
+    assert account.account(unnamed, {**H100, "pipe_peaks": PIPE_PEAKS}).tensor_from == account.BUSY_CYCLES
+
+
+def test_hgmma_counted_again_as_hmma_is_counted_once():
+    """On Hopper the HMMA counter counts the HGMMAs too: a wgmma kernel's tensor time is its
+    HGMMAs alone, and HMMA on a CUDA-core kernel (a residue) keeps the busy cycles."""
+    insts = 2 * MNK / 65536
+    wgmma = tensor_kernel("wgmma_tma", "tensor_gmma_inst", insts, tensor_hmma_inst=insts, param_values={"bm": 256})
+    acc = account.account(wgmma, {**H100, "pipe_peaks": PIPE_PEAKS})
+    assert acc.times_ms["tensor"] == pytest.approx(
+        insts / (PIPE_PEAKS["forms"][3]["inst_per_clk_per_sm"] * 132 * CLOCK_HZ) * 1e3
+    )
+    cuda_core = dfma_kernel(family="shared", compute="fp64", tensor_hmma_inst=1e6, tensor_pipe_cycles=5.0)
+    assert account.account(cuda_core, {**H100, "pipe_peaks": PIPE_PEAKS}).tensor_from == account.BUSY_CYCLES
 
 
 def test_pipe_peaks_beside_the_results_join_their_context_and_a_bad_file_is_refused(tmp_path):
@@ -219,6 +232,11 @@ def test_pipe_peaks_beside_the_results_join_their_context_and_a_bad_file_is_refu
     assert "pipe_peaks" not in load_results(results)[0]
     (tmp_path / "pipe_peaks.json").write_text(json.dumps(PIPE_PEAKS))
     assert load_results(results)[0]["pipe_peaks"] == PIPE_PEAKS
+    gpu = load_results(results)[0]["gpu_name"]
+    (tmp_path / "pipe_peaks.json").write_text(json.dumps({**PIPE_PEAKS, "gpu_name": gpu}))
+    assert load_results(results)[0]["pipe_peaks"]["gpu_name"] == gpu
+    (tmp_path / "pipe_peaks.json").write_text(json.dumps({**PIPE_PEAKS, "gpu_name": "another GPU"}))
+    assert "pipe_peaks" not in load_results(results)[0]
     (tmp_path / "pipe_peaks.json").write_text(json.dumps({"forms": [{"form": "ffma", "inst_per_clk_per_sm": 0}]}))
     with pytest.raises(InputError, match="pipe-peaks"):
         load_results(results)

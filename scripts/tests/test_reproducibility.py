@@ -358,7 +358,9 @@ def test_a_cause_is_named_only_where_the_files_record_one():
     assert "MHz" not in reproducibility.likely_cause(quiet, {**quiet, "sm_clock_mhz": 1970.0})
     assert "1980 -> 1940 MHz" in reproducibility.likely_cause(quiet, {**quiet, "sm_clock_mhz": 1940.0})
     assert "power" not in reproducibility.likely_cause({**quiet, "power_w": 600.0}, {**quiet, "power_w": 610.0})
-    assert "600 -> 690 W" in reproducibility.likely_cause({**quiet, "power_w": 600.0}, {**quiet, "power_w": 690.0})
+    assert "power 600 -> 690 W" in reproducibility.likely_cause(
+        {**quiet, "power_w": 600.0}, {**quiet, "power_w": 690.0}
+    )
     assert "slowdown during the second" in reproducibility.likely_cause(quiet, {**quiet, "clock_throttled": 1.0})
     assert "3 of the first run's samples" in reproducibility.likely_cause({**quiet, "samples_flagged": 3.0}, quiet)
     library = reproducibility.likely_cause({**quiet, "kernels": ["k256"]}, {**quiet, "kernels": ["k64"]})

@@ -75,7 +75,7 @@ UNITS = (
 )
 BY_KEY = {unit.key: unit for unit in UNITS}
 # The pipe-peaks form of each tensor instruction counter, per family where the counter alone
-# does not say: every HMMA of the project is mma.sync m16n8k8 TF32 (kernels/tensor/tensor_ptx.cuh);
+# does not say: every HMMA of the project's TF32 kernels is mma.sync m16n8k8 (kernels/tensor/tensor_ptx.cuh);
 # mma_fp64 issues m8n8k4 and mma_fp64_m16n8k16 m16n8k16 DMMAs; the wgmma rungs' N is their bm
 # (kernels/tensor/wgmma_tile.cuh).
 DMMA_FORMS = {"mma_fp64": "dmma_884", "mma_fp64_m16n8k16": "dmma_16816"}
@@ -153,15 +153,31 @@ def _clock_hz(row, domain):
     return value(row, CLOCK_HZ[domain])
 
 
+def tensor_instructions(row):
+    """{counter: warp instructions} of the row's tensor work. On Hopper the HMMA counter counts
+    the HGMMAs too (equal in every wgmma row), so HMMA is what it counts beyond them."""
+    gmma = value(row, "tensor_gmma_inst")
+    gmma = gmma if gmma > 0 else 0.0
+    hmma = value(row, "tensor_hmma_inst")
+    return {
+        "tensor_hmma_inst": max(hmma - gmma, 0.0) if hmma > 0 else 0.0,
+        "tensor_dmma_inst": max(value(row, "tensor_dmma_inst"), 0.0) if value(row, "tensor_dmma_inst") > 0 else 0.0,
+        "tensor_gmma_inst": gmma,
+    }
+
+
 def tensor_forms(row):
     """{tensor instruction counter: pipe-peaks form} of the row's tensor instructions, the form
-    None where the kernel does not say which (a library's)."""
+    None where the kernel does not say which: a library's kernels, and any row but the project's
+    TF32 kernels for HMMA (the counter reads a residue on CUDA-core kernels too)."""
     forms = {}
-    if value(row, "tensor_hmma_inst") > 0:
-        forms["tensor_hmma_inst"] = "hmma_tf32"
-    if value(row, "tensor_dmma_inst") > 0:
+    insts = tensor_instructions(row)
+    own_kernel = row.get("backend") in (None, "cuda_kernel")
+    if insts["tensor_hmma_inst"] > 0:
+        forms["tensor_hmma_inst"] = "hmma_tf32" if own_kernel and row.get("compute") == "tf32" else None
+    if insts["tensor_dmma_inst"] > 0:
         forms["tensor_dmma_inst"] = DMMA_FORMS.get(row.get("family"))
-    if value(row, "tensor_gmma_inst") > 0:
+    if insts["tensor_gmma_inst"] > 0:
         params = row.get("param_values")
         n = params.get("bm") if isinstance(params, dict) else None
         forms["tensor_gmma_inst"] = GMMA_FORMS.get(int(n)) if isinstance(n, (int, float)) else None
@@ -185,7 +201,8 @@ def tensor_seconds_by_form(row, context):
         return None
     if any(form not in rates for form in forms.values()):
         return None
-    return sum(value(row, counter) / (rates[form] * sms * clock) for counter, form in forms.items())
+    insts = tensor_instructions(row)
+    return sum(insts[counter] / (rates[form] * sms * clock) for counter, form in forms.items())
 
 
 def missing_inputs(row):

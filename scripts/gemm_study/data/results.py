@@ -214,7 +214,8 @@ def load_results(path):
     for i, entry in enumerate(data["benchmarks"]):
         check_entry(path, i, entry)
     peaks = pipe_peaks_beside(path)
-    if peaks is not None:
+    # Another GPU's peaks (a file left beside results copied from elsewhere) do not apply.
+    if peaks is not None and peaks.get("gpu_name") in (None, data["context"].get("gpu_name")):
         data["context"]["pipe_peaks"] = peaks
     return data["context"], data["benchmarks"]
 

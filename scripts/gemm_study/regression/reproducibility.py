@@ -72,7 +72,10 @@ def likely_cause(first, second):
         causes.append(f"median SM clock {clocks[0]:.0f} -> {clocks[1]:.0f} MHz")
     powers = first.get("power_w"), second.get("power_w")
     if all(_finite(p) and p > 0 for p in powers) and abs(powers[1] / powers[0] - 1) > POWER_MOVE:
-        causes.append(f"median board power {powers[0]:.0f} -> {powers[1]:.0f} W")
+        causes.append(
+            f"NVML's board power {powers[0]:.0f} -> {powers[1]:.0f} W (median of its one-second averages, "
+            "which also cover the work before the samples)"
+        )
     for run, entry in (("first", first), ("second", second)):
         if entry.get("clock_throttled"):
             causes.append(f"NVML reported a power or thermal slowdown during the {run} run's samples")
