@@ -284,7 +284,7 @@ def test_bad_inputs_are_one_line_exit_2(tmp_path, capsys):
     assert "context has no 'build_number'" in bad(capsys, *paths, "--order-by", "build_number", *out)
     assert "not in the metric catalogue" in bad(capsys, *paths, "--counters", "bank_conflictz", *out)
     (tmp_path / "empty").mkdir()
-    assert "no *.json tracking runs" in bad(capsys, tmp_path / "empty", *out)
+    assert "no *.json or *.json.gz tracking runs" in bad(capsys, tmp_path / "empty", *out)
     (tmp_path / "runs" / "notes.json").write_text("{}")
     assert "notes.json: not a Google Benchmark results file" in bad(capsys, tmp_path / "runs", *out)
     (tmp_path / "runs" / "notes.json").unlink()
@@ -347,3 +347,11 @@ def test_without_otava_the_history_says_how_to_get_it(tmp_path, monkeypatch, cap
     assert run_cli(history_main, [*map(str, paths), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs apache-otava" in err and "pip install --no-deps" in err
+
+
+def test_a_long_revision_label_is_cut_on_the_axis_and_numbered_like_the_table():
+    from gemm_study.regression.history import TICK_CHARS, tick_label
+
+    assert tick_label(0, "e55dd11") == "#0 e55dd11"
+    long = tick_label(4, "e55dd11+slow-warptile+slow-blocktile_2d+slow-blocktile_1d")
+    assert len(long) == TICK_CHARS and long.startswith("#4 e55dd11+slow") and long.endswith("\u2026")

@@ -23,14 +23,15 @@ RUN_DATE, COMMIT_DATE = "date", "git_commit_date"
 
 
 def expand(paths):
-    """Files as given; a folder gives its *.json files (but history.json, this tool's own output,
-    so that --out may be the runs' folder)."""
+    """Files as given; a folder gives its *.json and *.json.gz files (committed runs are gzipped),
+    but history.json, this tool's own output, so that --out may be the runs' folder."""
     files = []
     for path in map(Path, paths):
         if path.is_dir():
-            found = sorted(p for p in path.glob("*.json") if p.name != "history.json")
+            runs = [*path.glob("*.json"), *path.glob("*.json.gz")]
+            found = sorted(p for p in runs if p.name != "history.json")
             if not found:
-                raise InputError(f"{path}: no *.json tracking runs in this folder")
+                raise InputError(f"{path}: no *.json or *.json.gz tracking runs in this folder")
             files += found
         else:
             files.append(path)
@@ -349,6 +350,16 @@ def _regression_table(entries, with_ncu=False):
 # ----------------------------------------------------------------------------- figures
 
 
+TICK_CHARS = 22  # a revision label longer than this is cut on the axis; history.md has it whole
+
+
+def tick_label(index, label):
+    """'#index label' for a figure's axis, cut to TICK_CHARS with an ellipsis (a label that names
+    several injected changes ran off the figure's edge); the table of history.md gives each # whole."""
+    text = f"#{index} {label}"
+    return text if len(text) <= TICK_CHARS else text[: TICK_CHARS - 1] + "\u2026"
+
+
 def draw(history, out, counters):
     """One PNG per family: a row per benchmark, a column for the statistic, GFLOP/s and each counter."""
     import matplotlib
@@ -356,7 +367,7 @@ def draw(history, out, counters):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [r["label"] for r in history["runs"]]
+    labels = [tick_label(i, r["label"]) for i, r in enumerate(history["runs"])]
     x = np.arange(len(labels))
     families = {}
     for name, s in history["series"].items():
