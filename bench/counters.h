@@ -56,11 +56,14 @@ class CounterCollector {
 
   // Replay passes of the last collect() (the profile that counted, not the priming one).
   std::size_t last_passes() const { return last_passes_; }
+  // Where the last collect()'s wall time went (the priming profile included).
+  const ProfileTiming& last_timing() const { return last_timing_; }
 
  private:
   std::unique_ptr<CounterSession> session_;
   bool primed_ = false;  // whether a profile has run in this process
   std::size_t last_passes_ = 0;
+  ProfileTiming last_timing_;
   // Per metric set (set_index): short name of each metric, the raw name for extras.
   std::vector<std::vector<std::string>> short_names_;
   std::string status_ = "not started";

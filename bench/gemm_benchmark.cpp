@@ -48,6 +48,7 @@ struct CaseState {
   // breakdown is built from these, so every change to the harness shows its cost.
   double inputs_s = 0, verify_s = 0, warmup_s = 0, timing_s = 0, reference_s = 0, counters_s = 0,
          total_s = 0;
+  ProfileTiming counter_phases;  // inside counters_s: CUPTI's set-up, the replay, the decoding
   bool verified = false;
   Verification verification;
   double verify_launch_ms = 0;  // the verified launch's time (GPU kernels), for the pre-roll
@@ -117,21 +118,19 @@ const Variant& cublas_variant(Precision p) {
 // long that launch took (GPU variants).
 Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream, double& launch_ms) {
   const Variant& v = *c.variant;
-  const bool host = v.backend == Backend::cpu;
+  const double tolerance = verification_tolerance(v.unit_roundoff, ws.shape.k);
   NvtxRange range{kVerifyRange};
-  const auto& reference = reference_for(ws, stream);
-  if (host) {
+  if (v.backend == Backend::cpu) {
+    const auto& reference = reference_for(ws, stream);
     fill_poison(v.precision, ws.host_c.data(), ws.elements_c());
     v.run(operands_for(ws, v, stream), stream);
-  } else {
-    GEMM_CUDA_CHECK(cudaMemsetAsync(ws.dev_c.get(), 0xFF, ws.bytes_c(), stream));  // NaN
-    const Operands ops = operands_for(ws, v, stream);
-    launch_ms = time_single_launch_ms([&] { v.run(ops, stream); }, stream);  // synchronizes
-    GEMM_CUDA_CHECK(cudaMemcpy(ws.host_c.data(), ws.dev_c.get(), ws.bytes_c(),
-                               cudaMemcpyDeviceToHost));
+    return verify(v.precision, ws.host_c.data(), reference, tolerance);
   }
-  return verify(v.precision, ws.host_c.data(), reference,
-                verification_tolerance(v.unit_roundoff, ws.shape.k));
+  const double* reference = device_reference_for(ws, stream);
+  GEMM_CUDA_CHECK(cudaMemsetAsync(ws.dev_c.get(), 0xFF, ws.bytes_c(), stream));  // NaN
+  const Operands ops = operands_for(ws, v, stream);
+  launch_ms = time_single_launch_ms([&] { v.run(ops, stream); }, stream);  // synchronizes
+  return verify_on_device(v.precision, ws.dev_c.get(), reference, ws.elements_c(), tolerance, stream);
 }
 
 std::string describe_failure(const Verification& r) {
@@ -188,15 +187,17 @@ std::string kernels_json(const std::function<void()>& launch) {
   }
 }
 
-std::string timing_label(const BenchCase& c, const TimingResult& t, bool host, bool flush_l2) {
+std::string timing_label(const BenchCase& c, const TimingResult& t, bool host, const Options& o) {
   std::ostringstream label;
-  label << (host ? "host time, one core" : c.end_to_end ? "with H2D+D2H copies, events"
-                                                        : "kernel only, events");
+  label << (host             ? "host time, one core"
+            : !c.end_to_end  ? "kernel only, events"
+            : o.pinned_host  ? "with H2D+D2H copies (pinned host memory), events"
+                             : "with H2D+D2H copies (pageable host memory), events");
   label << ", median of " << t.samples.size() << " samples";
   if (const double w = t.interval.relative_half_width(t.median_ms); std::isfinite(w))
     label << " (95% CI +-" << std::fixed << std::setprecision(2) << 100 * w << "%)";
   if (host) return label.str();
-  label << (flush_l2 ? ", cold L2" : ", warm L2");
+  label << (o.flush_l2 ? ", cold L2" : ", warm L2");
   const WarmupResult& w = t.warmup;
   if (w.sustained) {
     label << ", sustained (" << std::fixed << std::setprecision(1) << w.under_load_s
@@ -236,6 +237,7 @@ void attach_counters(benchmark::State& state, const BenchCase& c, Workspace& ws,
             [&] { v.run(ops, ctx.stream); }, before_each_pass, warm_up, c.counters);
         cs.counters.insert(measured.begin(), measured.end());
         cs.counters["counter_passes"] = double(ctx.counters.last_passes());
+        cs.counter_phases = ctx.counters.last_timing();
       } catch (const CountersUnavailable&) {
         // Reported once by the collector; this benchmark goes on without counters.
       }
@@ -316,6 +318,9 @@ void record_stages(benchmark::State& state, const CaseState& cs) {
   state.counters["stage_timing_s"] = cs.timing_s;
   state.counters["stage_reference_s"] = cs.reference_s;
   state.counters["stage_counters_s"] = cs.counters_s;
+  state.counters["counters_setup_s"] = cs.counter_phases.setup_s;
+  state.counters["counters_replay_s"] = cs.counter_phases.replay_s;
+  state.counters["counters_decode_s"] = cs.counter_phases.decode_s;
   state.counters["stage_total_s"] = cs.total_s;
 }
 
@@ -331,7 +336,8 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     Workspace* inputs = nullptr;
     {
       StageTimer stage{cs.inputs_s};
-      inputs = &workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value());
+      inputs = &workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value(),
+                              ctx.options.pinned_host);
     }
     Workspace& ws = *inputs;
     const bool verifies_now = !cs.verified;
@@ -381,7 +387,7 @@ void run_case(benchmark::State& state, const BenchCase& c) {
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     record_stages(state, cs);
 
-    state.SetLabel(timing_label(c, t, host, ctx.options.flush_l2));
+    state.SetLabel(timing_label(c, t, host, ctx.options));
     std::string logged = samples_json(t);
     if (!cs.kernels_json.empty()) logged += ", " + cs.kernels_json;
     if (v.choice)

@@ -198,6 +198,12 @@ const std::vector<Flag>& flags() {
        [](Options& o, const std::string& v) { o.counters = parse_on_off(v, "--counters"); }},
       {"--end-to-end", true,
        [](Options& o, const std::string& v) { o.end_to_end = parse_on_off(v, "--end-to-end"); }},
+      {"--host-memory", true,
+       [](Options& o, const std::string& v) {
+         if (v != "pinned" && v != "pageable")
+           throw OptionError("--host-memory: expected pinned or pageable, got '" + v + "'");
+         o.pinned_host = v == "pinned";
+       }},
       {"--metrics", true,
        [](Options& o, const std::string& v) { append(o.extra_metrics, parse_metrics(v)); }},
       {"--counter-metrics", true,
@@ -470,6 +476,9 @@ Options (before or among the --benchmark_* flags):
   --cap-edge=FAMILY         print N of FAMILY's cap in the default sweep (M*N*K <= N^3), then
                             exit (2: the family has no cap)
   --end-to-end=on|off       also register gemm_e2e/... benchmarks (default on)
+  --host-memory=pinned|pageable  the host side of the e2e copies (default pinned: the DMA
+                            engines' speed; pageable, as the write-ups' malloc, adds the host's
+                            copy into the driver's staging buffer, which varies run to run)
   --flush-l2                flush L2 before every timed iteration (default: warm L2)
   --min-samples=N           samples per benchmark at least (default 5); a sample is a batch of
                             launches lasting about 1 ms (one launch for longer kernels)

@@ -33,6 +33,8 @@ struct Options {
   bool cpu_only = false;                            // --cpu-only: the serial CPU baseline only
   bool flush_l2 = false;                            // --flush-l2: cold-L2 timing
   bool end_to_end = true;                           // --end-to-end=on|off
+  bool pinned_host = true;                          // --host-memory=pinned|pageable: the
+                                                    // host buffers of the e2e copies
   bool list = false;                                // --list: variants and skips, no run
   std::vector<std::string> tags;                    // --tags=a,b: variants with any of them
                                                     // (empty: all but tag "tuning"; "all": all)

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -40,8 +41,29 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
+HostRegistration::HostRegistration(void* ptr, std::size_t bytes) {
+  if (ptr == nullptr || bytes == 0) return;
+  GEMM_CUDA_CHECK(cudaHostRegister(ptr, bytes, cudaHostRegisterDefault));
+  ptr_ = ptr;
+}
+
+HostRegistration::~HostRegistration() {
+  if (ptr_) cudaHostUnregister(ptr_);
+}
+
+HostRegistration::HostRegistration(HostRegistration&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)) {}
+
+HostRegistration& HostRegistration::operator=(HostRegistration&& other) noexcept {
+  if (this != &other) {
+    if (ptr_) cudaHostUnregister(ptr_);
+    ptr_ = std::exchange(other.ptr_, nullptr);
+  }
+  return *this;
+}
+
 Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_base,
-                         bool on_device) {
+                         bool on_device, bool pinned_host) {
   const auto same_shape = [&](const std::unique_ptr<Workspace>& w) {
     return w->shape.m == s.m && w->shape.n == s.n && w->shape.k == s.k &&
            w->on_device == on_device;
@@ -63,6 +85,9 @@ Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_bas
   ws->host_c.resize(ws->bytes_c());
   fill_random(p, ws->host_a.data(), std::size_t(s.m * s.k), ws->seed);
   fill_random(p, ws->host_b.data(), std::size_t(s.k * s.n), ws->seed + 1);
+  if (on_device && pinned_host)
+    for (auto* host : {&ws->host_a, &ws->host_b, &ws->host_c})
+      ws->pinned.emplace_back(host->data(), host->size());
   if (on_device) {
     ws->dev_a = DeviceBuffer(ws->bytes_a());
     ws->dev_b = DeviceBuffer(ws->bytes_b());
@@ -97,21 +122,29 @@ Operands operands_for(Workspace& ws, const Variant& v, cudaStream_t stream) {
   return ops;
 }
 
+const double* device_reference_for(Workspace& ws, cudaStream_t stream) {
+  if (!ws.on_device) throw std::logic_error("device_reference_for: a host workspace");
+  if (!ws.dev_reference.get()) {
+    // Computed on the GPU at every size (double-double, checked against the host's long double
+    // in the GPU tests): the host's loop took about a second at 1024^3.
+    ws.dev_reference = DeviceBuffer(ws.elements_c() * sizeof(double));
+    device_reference_gemm(ws.precision, ws.dev_a.get(), ws.dev_b.get(),
+                          static_cast<double*>(ws.dev_reference.get()), ws.shape, stream);
+    GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  return static_cast<const double*>(ws.dev_reference.get());
+}
+
 const std::vector<double>& reference_for(Workspace& ws, cudaStream_t stream) {
   if (!ws.reference.empty()) return ws.reference;
-  // With a GPU the reference is computed there at every size (double-double, checked against
-  // the host's long double in the GPU tests): the host's took about a second at 1024^3, once per
-  // shape and precision. Without one, the host computes it.
   if (!ws.on_device) {
     ws.reference = cpu_reference_gemm(ws.precision, ws.host_a.data(), ws.host_b.data(), ws.shape);
     return ws.reference;
   }
-  DeviceBuffer ref(ws.elements_c() * sizeof(double));
-  device_reference_gemm(ws.precision, ws.dev_a.get(), ws.dev_b.get(),
-                        static_cast<double*>(ref.get()), ws.shape, stream);
-  GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const double* ref = device_reference_for(ws, stream);
   ws.reference.resize(ws.elements_c());
-  GEMM_CUDA_CHECK(cudaMemcpy(ws.reference.data(), ref.get(), ref.bytes(), cudaMemcpyDeviceToHost));
+  GEMM_CUDA_CHECK(cudaMemcpy(ws.reference.data(), ref, ws.elements_c() * sizeof(double),
+                             cudaMemcpyDeviceToHost));
   return ws.reference;
 }
 

@@ -30,6 +30,22 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Page-locks host memory that already exists (cudaHostRegister) for as long as it lives, so
+// copies from it go straight to the DMA engines instead of through the driver's staging buffer.
+class HostRegistration {
+ public:
+  HostRegistration() = default;
+  HostRegistration(void* ptr, std::size_t bytes);
+  ~HostRegistration();
+  HostRegistration(HostRegistration&& other) noexcept;
+  HostRegistration& operator=(HostRegistration&& other) noexcept;
+  HostRegistration(const HostRegistration&) = delete;
+  HostRegistration& operator=(const HostRegistration&) = delete;
+
+ private:
+  void* ptr_ = nullptr;
+};
+
 struct Workspace {
   Precision precision;
   GemmShape shape;
@@ -37,7 +53,10 @@ struct Workspace {
   bool on_device = false;
   std::vector<unsigned char> host_a, host_b, host_c;
   DeviceBuffer dev_a, dev_b, dev_c;
+  // The host buffers page-locked (--host-memory=pinned), released before the buffers are.
+  std::vector<HostRegistration> pinned;
   std::vector<double> reference;  // empty until first needed
+  DeviceBuffer dev_reference;     // with a GPU: the reference where it is computed
   // The variants' device scratch at this shape (Operands::workspace): grown to the largest a
   // variant asked for, zeroed whenever a variant other than the last one takes it.
   DeviceBuffer scratch;
@@ -51,9 +70,10 @@ struct Workspace {
 
 // The workspace for (p, shape), reused while the shape stays the same (one per precision); a new
 // shape frees the others first. Inputs are random in [-1, 1) from seed_base mixed with the shape
-// and precision, so a workspace made again holds the same inputs.
+// and precision, so a workspace made again holds the same inputs. `pinned_host`: page-lock the
+// host buffers (on a device only).
 Workspace& workspace_for(Precision p, const GemmShape& shape, std::uint64_t seed_base,
-                         bool on_device);
+                         bool on_device, bool pinned_host = false);
 
 // Operands of `v` on this workspace: the host buffers for a CPU variant, the device buffers
 // otherwise, with the device scratch the variant needs at this shape (allocated here, never in a
@@ -61,8 +81,12 @@ Workspace& workspace_for(Precision p, const GemmShape& shape, std::uint64_t seed
 // Operands::workspace).
 Operands operands_for(Workspace& ws, const Variant& v, cudaStream_t stream);
 
-// Reference of C in higher precision: on the host for small problems (or without a GPU), the
-// double-double device kernel above that, since the host loop would take minutes.
+// Reference of C in higher precision, on the host: the device's copied back (with a GPU), or the
+// host's own loop (without one).
 const std::vector<double>& reference_for(Workspace& ws, cudaStream_t stream);
+
+// The reference in device memory (a workspace on the device only): the double-double device
+// kernel, computed once per workspace; GPU variants are verified against it where it lies.
+const double* device_reference_for(Workspace& ws, cudaStream_t stream);
 
 }  // namespace gemm

@@ -42,6 +42,14 @@ double verification_tolerance(double unit_roundoff, std::int64_t k);
 Verification verify(Precision p, const void* c, const std::vector<double>& reference,
                     double tolerance);
 
+// The same comparison on the device, for C and the reference in device memory: no copy of C to
+// the host (64 MB per launch at 4096^3 in FP32) and no host loop over it.
+Verification verify_on_device(Precision p, const void* c, const double* reference,
+                              std::size_t count, double tolerance, cudaStream_t stream);
+
+// max_rel_err and the verdict from the sums (max_abs_err, max_abs_ref, unwritten, tolerance).
+Verification finish_verification(Verification v);
+
 // Fills with uniform values in [-1, 1) from the given seed; never zeros.
 void fill_random(Precision p, void* data, std::size_t count, std::uint64_t seed);
 // Fills with quiet NaN so an element the kernel never writes fails verification.

@@ -8,6 +8,7 @@
 #include <cupti_target.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace gemm {
@@ -171,6 +172,7 @@ struct CounterSession::Impl {
   bool initialized = false;
   std::function<bool(const std::string&)> required;
   std::vector<std::string> dropped;
+  ProfileTiming timing;
   static constexpr std::size_t kMaxRanges = 64;  // kernels per profiled launch (cuBLAS: 1-3)
 
   void teardown() {
@@ -219,6 +221,12 @@ struct CounterSession::Impl {
                                       bool warm_up_before_pass) {
     auto& c_names = metrics.c_names;
     const auto& config = metrics.config;
+    using Clock = std::chrono::steady_clock;
+    const auto seconds_since = [](Clock::time_point t) {
+      return std::chrono::duration<double>(Clock::now() - t).count();
+    };
+    timing = {};
+    auto phase = Clock::now();
     // A fresh counter-data image per profiled launch.
     auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
     size.pRangeProfilerObject = profiler;
@@ -252,6 +260,8 @@ struct CounterSession::Impl {
     set.passIndex = 0;
     set.targetNestingLevel = 1;
     CUPTI_CHECK(cuptiRangeProfilerSetConfig(&set));
+    timing.setup_s = seconds_since(phase);
+    phase = Clock::now();
 
     for (bool all_passes_submitted = false; !all_passes_submitted;) {
       if (before_each_pass) before_each_pass();
@@ -272,6 +282,8 @@ struct CounterSession::Impl {
       CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
       all_passes_submitted = stop.isAllPassSubmitted != 0;
     }
+    timing.replay_s = seconds_since(phase);
+    phase = Clock::now();
 
     auto decode = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
     decode.pRangeProfilerObject = profiler;
@@ -299,6 +311,7 @@ struct CounterSession::Impl {
       eval.pMetricValues = kernels[i].values.data();
       CUPTI_CHECK(cuptiProfilerHostEvaluateToGpuValues(&eval));
     }
+    timing.decode_s = seconds_since(phase);
     return kernels;
   }
 };
@@ -331,6 +344,8 @@ const std::vector<std::string>& CounterSession::metric_names(std::size_t set) co
 std::size_t CounterSession::passes(std::size_t set) const { return impl_->sets.at(set).passes; }
 
 const std::vector<std::string>& CounterSession::dropped() const { return impl_->dropped; }
+
+const ProfileTiming& CounterSession::last_timing() const { return impl_->timing; }
 
 std::vector<KernelCounters> CounterSession::profile(std::size_t set,
                                                    const std::function<void()>& launch,

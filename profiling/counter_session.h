@@ -32,6 +32,14 @@ struct KernelCounters {
   std::vector<double> values;
 };
 
+// Wall seconds of one profile() call by phase, so that the counters' cost can be traced to
+// CUPTI's set-up, the replayed launches or the evaluation of the values.
+struct ProfileTiming {
+  double setup_s = 0;   // counter-data image and configuration
+  double replay_s = 0;  // the passes: warm-up launches, profiled launches, synchronisation
+  double decode_s = 0;  // decoding the passes and evaluating the metrics per kernel
+};
+
 // Why counters cannot be collected in this process before CUPTI is even asked: a profiling
 // tool's injection variables are set (ncu, nsys, compute-sanitizer hold the counters).
 std::optional<std::string> profiler_tool_attached();
@@ -51,6 +59,7 @@ class CounterSession {
   const std::vector<std::string>& metric_names(std::size_t set) const;
   std::size_t passes(std::size_t set) const;  // replay passes per kernel for that set
   const std::vector<std::string>& dropped() const;  // metrics left out: the chip lacks them
+  const ProfileTiming& last_timing() const;          // of the last profile() call
 
   // Collects metric set `set`: runs `launch` once per replay pass (it must compute the same thing every time, as a GEMM
   // that overwrites C does), after `before_each_pass` (e.g. an L2 flush; not profiled); one

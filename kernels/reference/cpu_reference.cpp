@@ -76,9 +76,13 @@ Verification verify(Precision p, const void* c, const std::vector<double>& refer
     v.max_abs_err = std::max(v.max_abs_err, std::fabs(got - reference[i]));
     v.max_abs_ref = std::max(v.max_abs_ref, std::fabs(reference[i]));
   }
+  return finish_verification(v);
+}
+
+Verification finish_verification(Verification v) {
   v.max_rel_err = v.max_abs_err / std::max(v.max_abs_ref, std::numeric_limits<double>::min());
   if (v.unwritten > 0) v.max_rel_err = std::numeric_limits<double>::infinity();
-  v.passed = v.unwritten == 0 && v.max_rel_err <= tolerance;
+  v.passed = v.unwritten == 0 && v.max_rel_err <= v.tolerance;
   return v;
 }
 

@@ -1,6 +1,7 @@
 // cuBLASLt references, autotuned per shape: the heuristic's top algorithms for the shape are
 // each timed and the fastest kept, which is what a framework's autotuner picks (cublasGemmEx
-// takes the heuristic's first choice untimed). Row-major C = A * B as the column-major
+// takes the heuristic's first choice untimed); within 2% of the fastest, the heuristic's order
+// decides, so that timing noise does not change the choice from one process to the next. Row-major C = A * B as the column-major
 // C^T = B^T * A^T, like cublas_reference.cu.
 //   cublaslt        FP32 (CUBLAS_COMPUTE_32F) and FP64 (CUBLAS_COMPUTE_64F)
 //   cublaslt_tf32   FP32 storage, CUBLAS_COMPUTE_32F_FAST_TF32
@@ -27,7 +28,9 @@ namespace {
 
 constexpr int kCandidates = 8;                     // heuristic results timed per shape
 constexpr std::size_t kWorkspaceBytes = 32u << 20;  // what the candidates may use
-constexpr int kTimedLaunches = 5;
+constexpr int kRounds = 7;          // launches of each candidate, interleaved
+constexpr float kClockUpMs = 20;     // launches before the rounds, to leave the idle clock
+constexpr float kTieBand = 0.02f;    // within 2% of the fastest: a tie, the heuristic's order wins
 
 cublasLtHandle_t handle() {
   static std::once_flag once;
@@ -91,27 +94,40 @@ int algo_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAtt
   return value;
 }
 
-float time_ms(const std::function<void()>& launch, cudaStream_t stream) {
+// Times the candidates in rounds, one launch of each per round, and returns each one's median:
+// a clock that is still rising, or that a power cap pulls down, moves every candidate alike
+// instead of favouring whichever was timed last. A short burst first takes the clock out of
+// idle.
+std::vector<float> median_ms(const std::vector<std::function<void()>>& launches, cudaStream_t stream) {
   cudaEvent_t start, stop;
   GEMM_CUDA_CHECK(cudaEventCreate(&start));
   GEMM_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<float> ms;
-  for (int i = 0; i < kTimedLaunches; ++i) {
+  const auto timed = [&](const std::function<void()>& launch) {
     GEMM_CUDA_CHECK(cudaEventRecord(start, stream));
     launch();
     GEMM_CUDA_CHECK(cudaEventRecord(stop, stream));
     GEMM_CUDA_CHECK(cudaEventSynchronize(stop));
     float t = 0;
     GEMM_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
+    return t;
+  };
+  for (float busy = 0; busy < kClockUpMs;) busy += timed(launches.front());
+  std::vector<std::vector<float>> ms(launches.size());
+  for (int round = 0; round < kRounds; ++round)
+    for (std::size_t i = 0; i < launches.size(); ++i) ms[i].push_back(timed(launches[i]));
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-  return ms[ms.size() / 2];
+  std::vector<float> medians;
+  for (auto& m : ms) {
+    std::nth_element(m.begin(), m.begin() + m.size() / 2, m.end());
+    medians.push_back(m[m.size() / 2]);
+  }
+  return medians;
 }
 
 // Times the heuristic's candidates on the caller's buffers (C is overwritten, A and B read).
+// Candidates within kTieBand of the fastest are ties, and a tie goes to the heuristic's order:
+// two processes then pick the same algorithm unless one is clearly faster.
 Choice autotune(const GemmShape& s, cudaDataType_t type, cublasComputeType_t compute,
                 const Operands& ops, cudaStream_t stream) {
   Choice best;
@@ -130,24 +146,27 @@ Choice autotune(const GemmShape& s, cudaDataType_t type, cublasComputeType_t com
   GEMM_CUBLASLT_CHECK(found);
   if (returned == 0)
     throw std::runtime_error("cuBLASLt: the heuristic has no algorithm for " + s.to_string());
-  float best_ms = 0;
-  int best_index = -1, timed = 0;
+  std::vector<int> ranks;
+  std::vector<std::function<void()>> launches;
   for (int i = 0; i < returned; ++i) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
-    auto launch = [&] { p.run(results[i].algo, ops, stream); };
-    launch();  // warm-up (and a failure surfaces here, outside the timing)
-    const float ms = time_ms(launch, stream);
-    ++timed;
-    if (best_index < 0 || ms < best_ms) {
-      best_ms = ms;
-      best_index = i;
-    }
+    auto launch = [&p, &ops, stream, algo = results[i].algo] { p.run(algo, ops, stream); };
+    launch();  // a failure surfaces here, outside the timing
+    ranks.push_back(i);
+    launches.push_back(launch);
   }
-  if (best_index < 0) throw std::runtime_error("cuBLASLt: no candidate algorithm ran");
+  if (ranks.empty()) throw std::runtime_error("cuBLASLt: no candidate algorithm ran");
+  const std::vector<float> ms = median_ms(launches, stream);
+  const float fastest = *std::min_element(ms.begin(), ms.end());
+  std::size_t pick = 0;
+  while (ms[pick] > fastest * (1 + kTieBand)) ++pick;  // the first in rank order within the band
+  const int best_index = ranks[pick];
+  const int timed = int(ranks.size());
   best.algo = results[best_index].algo;
   std::ostringstream d;
   d << "{\"library\": \"cuBLASLt\", \"candidates_timed\": " << timed
-    << ", \"heuristic_rank\": " << best_index
+    << ", \"heuristic_rank\": " << best_index << ", \"median_ms\": " << ms[pick]
+    << ", \"fastest_ms\": " << fastest << ", \"tie_band\": " << kTieBand
     << ", \"algo_id\": " << algo_attribute(best.algo, CUBLASLT_ALGO_CONFIG_ID)
     << ", \"tile_id\": " << algo_attribute(best.algo, CUBLASLT_ALGO_CONFIG_TILE_ID)
     << ", \"stages_id\": " << algo_attribute(best.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID)

@@ -373,6 +373,8 @@ def test_a_cause_is_named_only_where_the_files_record_one():
         name="gemm_e2e/fp32/x/m:8/n:8/k:8/manual_time", variant={"backend": "cuda_kernel", "end_to_end": True}
     )
     assert "pageable" in reproducibility.likely_cause(copies, dict(copies))
+    pinned = {**copies, "label": "with H2D+D2H copies (pinned host memory), events, median of 5 samples"}
+    assert "pinned host memory" in reproducibility.likely_cause(pinned, dict(pinned))
 
 
 def test_the_page_gives_each_figure_that_did_not_come_back_its_cause(tmp_path):

@@ -19,6 +19,12 @@ TEST(Options, DefaultsAreTheStudy) {
   EXPECT_EQ(o.precisions.size(), 2u);
   EXPECT_TRUE(o.counters);
   EXPECT_FALSE(o.profile);
+  EXPECT_TRUE(o.pinned_host);
+}
+
+TEST(Options, HostMemoryOfTheCopies) {
+  EXPECT_FALSE(parse({"--host-memory=pageable"}).pinned_host);
+  EXPECT_TRUE(parse({"--host-memory=pageable", "--host-memory=pinned"}).pinned_host);
 }
 
 TEST(Options, SizesAndShapes) {
@@ -36,7 +42,8 @@ TEST(Options, BadValuesAreOneLineErrors) {
                           "--metrics=bad name", "--metrics=sm__warps_active", "--min-time=0",
                           "--frobnicate", "--profile=1", "--sizes=100000", "--min-samples=0",
                           "--max-samples=x", "--ci=0", "--ci=101", "--ci=nan", "--max-time=-1",
-                          "--preroll-s=0", "--benchmark_min_time=1s"}) {
+                          "--preroll-s=0", "--benchmark_min_time=1s", "--host-memory=mapped",
+                          "--host-memory="}) {
     try {
       parse({bad});
       ADD_FAILURE() << bad << " was accepted";

@@ -2,6 +2,7 @@
 // are multiples of no tile, with fresh random inputs and NaN-poisoned output.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -258,6 +259,47 @@ TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
     // Both are accurate to about 2^-60 relative; a 1e-13 normwise bound is far above that.
     const Verification r = verify(Precision::fp64, got.data(), data.ref(), 1e-13);
     EXPECT_TRUE(r.passed) << to_string(p) << ": " << r.max_rel_err;
+  }
+}
+
+// The benchmarks verify on the device; the host's verify() is the definition. Both see the same
+// doubles, so every field agrees exactly: a planted error of known size, then unwritten elements.
+TEST(CorrectnessReference, DeviceVerificationAgreesWithHost) {
+  GEMM_REQUIRE_GPU();
+  for (Precision p : {Precision::fp32, Precision::fp64}) {
+    const std::size_t count = 1000003;  // not a multiple of any block or grid
+    std::vector<double> reference(count);
+    std::vector<unsigned char> c(count * element_size(p));
+    for (std::size_t i = 0; i < count; ++i) {
+      reference[i] = std::ldexp(double((i * 7919) % 1001) - 500.0, -9);  // exact in FP32
+      if (p == Precision::fp32)
+        reinterpret_cast<float*>(c.data())[i] = float(reference[i]);
+      else
+        reinterpret_cast<double*>(c.data())[i] = reference[i];
+    }
+    const std::size_t planted = 765432;
+    const double error = 0.25;  // exact in both precisions
+    if (p == Precision::fp32)
+      reinterpret_cast<float*>(c.data())[planted] += float(error);
+    else
+      reinterpret_cast<double*>(c.data())[planted] += error;
+    DeviceBuffer dev_c(c.size()), dev_ref(count * sizeof(double));
+    GEMM_CUDA_CHECK(cudaMemcpy(dev_ref.get(), reference.data(), dev_ref.bytes(), cudaMemcpyHostToDevice));
+    for (std::int64_t unwritten : {0, 3}) {
+      for (std::int64_t j = 0; j < unwritten; ++j) fill_poison(p, c.data() + (17 + 99991 * j) * element_size(p), 1);
+      GEMM_CUDA_CHECK(cudaMemcpy(dev_c.get(), c.data(), c.size(), cudaMemcpyHostToDevice));
+      const Verification host = verify(p, c.data(), reference, 1e-3);
+      const Verification dev = verify_on_device(p, dev_c.get(), static_cast<const double*>(dev_ref.get()),
+                                                count, 1e-3, test_stream());
+      EXPECT_EQ(dev.unwritten, unwritten) << to_string(p);
+      EXPECT_EQ(dev.unwritten, host.unwritten) << to_string(p);
+      EXPECT_EQ(dev.max_abs_err, error) << to_string(p);
+      EXPECT_EQ(dev.max_abs_err, host.max_abs_err) << to_string(p);
+      EXPECT_EQ(dev.max_abs_ref, host.max_abs_ref) << to_string(p);
+      EXPECT_EQ(dev.max_rel_err, host.max_rel_err) << to_string(p);
+      EXPECT_EQ(dev.passed, host.passed) << to_string(p);
+      EXPECT_FALSE(dev.passed) << to_string(p) << ": a 0.25 error in values below 1 passes 1e-3";
+    }
   }
 }
 

@@ -63,7 +63,12 @@ def likely_cause(first, second):
     if variant.get("backend") == "cpu":
         causes.append("host time on one CPU core: the host's load and frequency, not the GPU")
     if variant.get("end_to_end") or str(first.get("name", "")).startswith("gemm_e2e/"):
-        causes.append("end to end: copies from pageable host memory, whose speed follows the host's memory state")
+        if "pinned host memory" in str(first.get("label", "")):
+            causes.append(
+                "end to end: copies from pinned host memory, at the speed of the PCIe link and the host's memory"
+            )
+        else:
+            causes.append("end to end: copies from pageable host memory, whose speed follows the host's memory state")
     kernels = first.get("kernels"), second.get("kernels")
     if all(isinstance(k, list) and k for k in kernels) and kernels[0] != kernels[1]:
         causes.append(f"the library ran other kernels: {', '.join(kernels[0])} -> {', '.join(kernels[1])}")
