@@ -175,6 +175,16 @@ def test_cycles_find_a_slowdown_hidden_by_a_higher_clock(tmp_path):
     assert row(result)["verdict"] == "SLOWER" and status == 1
 
 
+def test_end_to_end_compares_time_since_the_copies_ignore_the_sm_clock():
+    """Copies run at the link's speed: cycles (time x SM clock) would move an end-to-end benchmark
+    whenever the clock moved, so its repetitions have none and the comparison takes its time."""
+    from gemm_study.data.results import repetition_cycles
+
+    kernel = {"time_ms": 2.0, "sm_clock_mhz": 1980.0, "end_to_end": False}
+    assert repetition_cycles(kernel) == pytest.approx(3960.0)
+    assert repetition_cycles({**kernel, "end_to_end": True}) is None
+
+
 def test_clock_on_one_side_only_compares_time_and_says_so(tmp_path, capsys):
     base = {SHARED: {"times": jitter(1.0), "clocks": [1980.0] * 10}}
     cand = {SHARED: jitter(1.0, seed=2)}

@@ -407,7 +407,10 @@ def _samples(where, samples):
 def repetition_cycles(row):
     """Thousands of SM cycles of one repetition (ms x MHz), or None without a clock: the median over
     its unflagged samples that have a clock reading where gemm-bench recorded samples, else
-    median_ms x sm_clock_mhz (older files: one clock per repetition)."""
+    median_ms x sm_clock_mhz (older files: one clock per repetition). None end to end: the copies
+    run at the link's speed whatever the SM clock, so cycles would add the clock's noise to them."""
+    if row.get("end_to_end"):
+        return None
     samples = row.get("samples")
     if samples:
         cycles = [
