@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The dispatcher's sweep: every candidate of every arithmetic at every shape of the suites, with
-# the cuBLAS anchors, then kernels/dispatch/auto_table.inc from the results
-# (gemm-tune-shapes); rebuild to compile the table into `auto`.
+# The dispatcher's sweep: every candidate of every arithmetic at every shape of the suites and of
+# the held-out list (tests/heldout_shapes.txt), with the cuBLAS anchors and the dispatchers as
+# they are built, then kernels/dispatch/auto_table.inc from the suite's shapes (gemm-tune-shapes;
+# the held-out ones never enter it) and auto.md beside the JSON (gemm-auto-report: how well the
+# built `auto` picked); rebuild to compile the new table into `auto`.
 #
-#   scripts/tune_shapes.sh [--from-json FILE...] [extra gemm-bench options]
+#   scripts/tune_shapes.sh [--from-json FILE...] [--no-table] [extra gemm-bench options]
 #
+# --no-table leaves auto_table.inc as it is: the run then only judges the built `auto` (after a
+# rebuild with a new table, its report is the table's evaluation).
 # Candidates: the kernels for shapes that take their K split from the device (gemv ks:0,
 # split_k and split_k_mma slices:0, stream_k), the tuned rung, and the tensor rungs'
 # representatives; not the fixed-split tuning instances (tag tuning: run them by hand to study a
@@ -22,7 +26,9 @@ root=$gemm_root
 bench="${GEMM_BENCH:-$root/build/bench/gemm-bench}"
 suite="${TUNE_SUITE:-all}"
 dir="${TUNE_OUT_DIR:-$root/build}"
+table=1
 
+if [[ "${1:-}" == "--no-table" ]]; then table=0; shift; fi
 if [[ "${1:-}" == "--from-json" ]]; then
   shift
   files=()
@@ -32,12 +38,14 @@ else
   [ -x "$bench" ] || { echo "tune_shapes.sh: no $bench: build first (cmake -B build -G Ninja && cmake --build build)" >&2; exit 2; }
   mkdir -p "$dir"
   families='cublas|cublaslt|cublas_tf32|cublaslt_tf32|tuned|gemv|split_k|split_k_mma|stream_k'
-  families+='|wgmma_tma|wgmma_persistent|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
+  families+='|wgmma_tma|wgmma_persistent|wgmma_rows64|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
+  families+='|auto|auto_tf32'
+  heldout=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/tests/heldout_shapes.txt" | tr -d ' ' | paste -sd,)
   files=()
   for precision in fp32 fp64; do
     json="$dir/tune_shapes_$precision.json"
-    "$bench" --suite="$suite" --precisions="$precision" \
-      --tags=reference,ladder,tensor_core,shapes \
+    "$bench" --suite="$suite" --shapes="$heldout" --precisions="$precision" \
+      --tags=reference,ladder,tensor_core,shapes,dispatch \
       --benchmark_filter="^gemm/$precision/($families)/" \
       --counters=off --end-to-end=off --sustained-from=off \
       --benchmark_out="$json" --benchmark_out_format=json "$@"
@@ -46,6 +54,11 @@ else
 fi
 # The project's Python (scripts/bootstrap) where it exists: the tools need numpy.
 tools=$(gemm_tools)
+report_dir=$(dirname "${files[0]}")
+# Exit 1 from the report is a target missed, not a failure of the run.
+"$tools/gemm-auto-report" "${files[@]}" --out "$report_dir/auto.md" || [ $? -eq 1 ] ||
+  { echo "tune_shapes.sh: gemm-auto-report failed on ${files[*]}" >&2; exit 1; }
+[ "$table" = 1 ] || exit 0
 "$tools/gemm-tune-shapes" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc" ||
   { echo "tune_shapes.sh: the sweep's JSON is in ${files[*]}: run scripts/tune_shapes.sh --from-json ${files[*]} where the Python tools run" >&2; exit 1; }
 echo "rebuild (cmake --build build) to compile the new table into auto and auto_tf32"

@@ -58,14 +58,18 @@ __device__ __forceinline__ void wgmma_wait() {
 // = (16w + g, 8i + 2t), d[4i + 1] = (.., 8i + 2t + 1), d[4i + 2] = (16w + g + 8, 8i + 2t),
 // d[4i + 3] = (.., 8i + 2t + 1). scale-d = 1 (accumulate); the caller zeroes d first.
 // D (64 x N, FP32, N / 2 registers per thread) += A (64 x 8, TF32, registers) * B (8 x N, TF32,
-// shared memory, K-major, described by desc_b), for N = 128 or 256: one instruction at two
+// shared memory, K-major, described by desc_b), for N = 64, 128 or 256: one instruction at three
 // widths, whose operand lists the macros below spell out (an asm statement takes them literally).
 #define GEMM_WGMMA_D8(i)                                                                       \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
       "+f"(d[i + 6]), "+f"(d[i + 7])
+#define GEMM_WGMMA_D32(i) GEMM_WGMMA_D8(i), GEMM_WGMMA_D8(i + 8), GEMM_WGMMA_D8(i + 16), GEMM_WGMMA_D8(i + 24)
 #define GEMM_WGMMA_D64(i)                                                                   \
   GEMM_WGMMA_D8(i), GEMM_WGMMA_D8(i + 8), GEMM_WGMMA_D8(i + 16), GEMM_WGMMA_D8(i + 24),     \
       GEMM_WGMMA_D8(i + 32), GEMM_WGMMA_D8(i + 40), GEMM_WGMMA_D8(i + 48), GEMM_WGMMA_D8(i + 56)
+#define GEMM_WGMMA_REGS_0_31                                                               \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                  \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define GEMM_WGMMA_REGS_0_63                                                               \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                  \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "        \
@@ -82,8 +86,13 @@ __device__ __forceinline__ void wgmma_wait() {
 template <int N>
 __device__ __forceinline__ void wgmma_tf32_rs(float (&d)[N / 2], const std::uint32_t (&a)[4],
                                               std::uint64_t desc_b) {
-  static_assert(N == 128 || N == 256, "the widths the wgmma rungs use");
-  if constexpr (N == 128) {
+  static_assert(N == 64 || N == 128 || N == 256, "the widths the wgmma kernels use");
+  if constexpr (N == 64) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" GEMM_WGMMA_REGS_0_31
+                 "}, {%32, %33, %34, %35}, %36, 1, 1, 1;\n"
+                 : GEMM_WGMMA_D32(0)
+                 : GEMM_WGMMA_A_AND_DESC);
+  } else if constexpr (N == 128) {
     asm volatile("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" GEMM_WGMMA_REGS_0_63
                  "}, {%64, %65, %66, %67}, %68, 1, 1, 1;\n"
                  : GEMM_WGMMA_D64(0)
@@ -97,7 +106,9 @@ __device__ __forceinline__ void wgmma_tf32_rs(float (&d)[N / 2], const std::uint
 }
 
 #undef GEMM_WGMMA_D8
+#undef GEMM_WGMMA_D32
 #undef GEMM_WGMMA_D64
+#undef GEMM_WGMMA_REGS_0_31
 #undef GEMM_WGMMA_REGS_0_63
 #undef GEMM_WGMMA_REGS_64_127
 #undef GEMM_WGMMA_A_AND_DESC

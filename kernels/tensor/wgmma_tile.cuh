@@ -63,7 +63,7 @@ struct WgTile {
   static constexpr int ACC = BM / 2;  // FP32 accumulators per thread: 64 x BM / 128 threads
   // The stages, the full/empty barriers, 1 KB of slack for the alignment (WgmmaTmaConfig's).
   static constexpr std::size_t SMEM_BYTES = std::size_t(STAGES) * STAGE_BYTES + 2 * STAGES * 8 + 1024;
-  static_assert(BM == 128 || BM == 256, "wgmma N (= BM here) of 128 or 256");
+  static_assert(BM == 64 || BM == 128 || BM == 256, "wgmma N (= BM here) of 64, 128 or 256");
   static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "64 columns per consumer warpgroup");
   static_assert(A_BYTES % 1024 == 0 && STAGE_BYTES % 1024 == 0, "1024-byte aligned tiles");
   static_assert(STAGES >= 2, "at least two stages to overlap copies with math");

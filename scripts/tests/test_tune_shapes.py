@@ -117,3 +117,113 @@ def test_dry_run_prints_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "auto_table.inc"
     assert tune_cli.main([str(path), "--out", str(out), "--dry-run"]) == 0
     assert "GEMM_AUTO(fp32" in capsys.readouterr().out and not out.exists()
+
+
+# --- held-out shapes and the dispatcher's report ---------------------------------------------
+
+
+def test_the_heldout_list_is_read_and_never_enters_the_table(tmp_path):
+    listed = tmp_path / "heldout.txt"
+    listed.write_text("# comment\n7x4096x14336   # why\n\n1x2x3\n")
+    assert tune.heldout_shapes(listed) == {(7, 4096, 14336), (1, 2, 3)}
+    times, anchors = tune.collect([bench("gemv/ks:0", 0.03, shape=(7, 4096, 14336)), bench("gemv/ks:0", 0.03)])
+    kept = [w[1] for w in tune.winners(times, anchors, {(7, 4096, 14336)})]
+    assert (7, 4096, 14336) not in kept and (1, 4096, 4096) in kept
+
+
+@pytest.mark.parametrize("text", ["4x4", "4x4x0", "axbxc"])
+def test_a_bad_heldout_line_names_its_line(tmp_path, text):
+    from gemm_study.data.errors import InputError
+
+    listed = tmp_path / "heldout.txt"
+    listed.write_text(f"1x1x1\n{text}\n")
+    with pytest.raises(InputError, match=":2:"):
+        tune.heldout_shapes(listed)
+
+
+def test_the_committed_heldout_shapes_are_outside_the_suites():
+    from gemm_study.data.paths import CHECKOUT
+
+    suites = set()
+    for line in (CHECKOUT / "bench" / "shape_suites.inc").read_text().splitlines():
+        if line.startswith("GEMM_SHAPE("):
+            fields = [f.strip() for f in line[len("GEMM_SHAPE(") :].split(",")[:4]]
+            suites.add(tuple(int(x) for x in fields[1:4]))
+    heldout = tune.heldout_shapes()
+    assert len(heldout) >= 8 and len(suites) >= 30
+    assert not heldout & suites
+    assert any(m == 1 or n == 1 for m, n, _ in heldout) and any(k % 4 for _, _, k in heldout)
+
+
+def auto_bench(ms, variant, rule, shape=(1, 4096, 4096), family="auto", compute="fp32", precision="fp32"):
+    entry = bench(family, ms, precision=precision, compute=compute, tags=("dispatch",), shape=shape)
+    entry["choice"] = {"family": variant.split("/")[0], "variant": variant, "rule": rule}
+    entry["waves"], entry["last_wave_fill"] = 0.5, 0.5
+    return entry
+
+
+def test_the_report_compares_auto_with_the_fastest_candidate_and_the_anchor():
+    from gemm_study.tuning import auto_report
+
+    held = (7, 4096, 14336)
+    benchmarks = [
+        bench("gemv/ks:0", 0.030),
+        bench("split_k/ks:0", 0.040),
+        bench("cublas", 0.024, tags=("reference",)),
+        auto_bench(0.040, "split_k/ks:0", "table"),
+        bench("gemv/ks:0", 0.050, shape=held),
+        bench("cublaslt", 0.050, tags=("reference",), shape=held),
+        auto_bench(0.100, "tuned", "rule: any shape", shape=held),
+    ]
+    rows = auto_report.rows(benchmarks, {held})
+    fp32 = {r.shape: r for r in rows if r.arithmetic == "fp32"}
+    suite, out = fp32[(1, 4096, 4096)], fp32[held]
+    assert (suite.heldout, suite.picked, suite.best) == (False, "split_k/ks:0", "gemv/ks:0")
+    assert suite.pct_of_best == pytest.approx(75.0) and suite.pct_of_anchor == pytest.approx(60.0)
+    assert out.heldout and out.pct_of_best == pytest.approx(50.0) and out.pct_of_anchor == pytest.approx(50.0)
+    s = auto_report.summary([suite, out])
+    assert (s.shapes, s.near_best, s.below_floor) == (2, 0, 1)
+    assert s.geomean_anchor == pytest.approx((60.0 * 50.0) ** 0.5)
+    assert s.holds("fp32") == (False, False, False)
+    text = auto_report.markdown(rows)
+    assert "held out: 1" in text and "suite: 1" in text and "split_k/ks:0 | table" in text
+
+
+def test_within_five_percent_of_the_fastest_counts_as_near():
+    from gemm_study.tuning import auto_report
+
+    benchmarks = [
+        bench("gemv/ks:0", 0.0300),
+        bench("cublas", 0.0300, tags=("reference",)),
+        auto_bench(0.0315, "gemv/ks:0", "table"),
+    ]
+    [row] = [r for r in auto_report.rows(benchmarks, set()) if r.arithmetic == "fp32"]
+    assert auto_report.summary([row]).near_best == 1
+    assert auto_report.summary([row]).holds("fp32") == (True, True, True)
+
+
+def test_auto_report_without_dispatcher_entries_is_bad_input(tmp_path, capsys):
+    from gemm_study.cli import auto_report as cli
+
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps({"context": {}, "benchmarks": [bench("gemv/ks:0", 0.03)]}))
+    from gemm_study.data.errors import run_cli
+
+    assert run_cli(cli.main, [str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no shape where auto" in err
+
+
+def test_auto_report_writes_the_page_and_exits_1_when_a_target_fails(tmp_path, capsys):
+    from gemm_study.cli import auto_report as cli
+
+    path = tmp_path / "sweep.json"
+    entries = [
+        bench("gemv/ks:0", 0.030),
+        bench("cublas", 0.024, tags=("reference",)),
+        auto_bench(0.040, "tuned", "rule"),
+    ]
+    path.write_text(json.dumps({"context": {}, "benchmarks": entries}))
+    assert cli.main([str(path), "--out", str(tmp_path / "auto.md")]) == 1
+    page = (tmp_path / "auto.md").read_text()
+    assert page.startswith("# `auto`") and "| tuned | rule |" in page

@@ -13,6 +13,8 @@ benchmarks (wrong result, refused) never win. Within 2% of the fastest, a varian
 K split from the device (a `ks` or `slices` parameter of 0) wins over one with a fixed split,
 since the dispatcher reuses a winner's configuration at shapes the table does not hold.
 With several files, a later file's (arithmetic, shape) replaces the earlier files' results.
+The shapes of tests/heldout_shapes.txt never enter the table: `auto` is judged on them
+(gemm-auto-report).
 Exit status: 0 written, 2 bad input (no candidates, unreadable JSON).
 """
 
@@ -22,14 +24,14 @@ from gemm_study.cli.common import sweep_parser
 from gemm_study.data.errors import InputError, run_cli
 from gemm_study.data.shape import Shape
 from gemm_study.tuning import sweep
-from gemm_study.tuning.shape_table import DEFAULT_OUT, collect, render, winners
+from gemm_study.tuning.shape_table import DEFAULT_OUT, collect, heldout_shapes, render, winners
 
 
 def main(argv=None):
     args = sweep_parser("gemm-tune-shapes", __doc__, DEFAULT_OUT, "table").parse_args(argv)
     try:
         (times, anchors), sources = sweep.read_sweeps(args.results, collect)
-        wins = winners(times, anchors)
+        wins = winners(times, anchors, heldout_shapes())
         if not wins:
             raise InputError(
                 f"{' '.join(map(str, args.results))} has no successful candidate "

@@ -6,11 +6,13 @@ import statistics
 from collections import defaultdict
 
 from gemm_study.data import results
+from gemm_study.data.errors import InputError
 from gemm_study.data.paths import CHECKOUT
 from gemm_study.data.shape import Shape
 from gemm_study.tuning import sweep
 
 DEFAULT_OUT = CHECKOUT / "kernels" / "dispatch" / "auto_table.inc"
+HELDOUT = CHECKOUT / "tests" / "heldout_shapes.txt"
 ARITHMETICS = ("fp32", "tf32", "fp64")
 ANCHORS = {"fp32": ("cublas", "cublaslt"), "tf32": ("cublas_tf32", "cublaslt_tf32"), "fp64": ("cublas", "cublaslt")}
 NOT_CANDIDATES = ("reference", "cpu", "seed", "dispatch")  # level tags
@@ -57,6 +59,23 @@ def shape_of(variant):
     return (int(s["m"]), int(s["n"]), int(s["k"]))
 
 
+def heldout_shapes(path=HELDOUT):
+    """The (m, n, k) of the held-out list: one M x N x K per line, '#' starts a comment."""
+    shapes = set()
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            m, n, k = (int(x) for x in text.split("x"))
+        except ValueError:
+            raise InputError(f"{path}:{number}: {text!r} is not M x N x K") from None
+        if min(m, n, k) <= 0:
+            raise InputError(f"{path}:{number}: {text!r} has a dimension <= 0")
+        shapes.add((m, n, k))
+    return shapes
+
+
 def collect(benchmarks):
     """({(arith, shape): {name: [ms, ...]}}, {(arith, shape): {anchor family: [ms, ...]}})."""
     times = defaultdict(lambda: defaultdict(list))
@@ -91,10 +110,13 @@ def pick(candidates):
     return name, ms, sweep.runner_up(ranking, name)
 
 
-def winners(times, anchors):
-    """[(arith, shape, name, ms, runner-up ms, anchor family or None, anchor ms)]."""
+def winners(times, anchors, heldout=frozenset()):
+    """[(arith, shape, name, ms, runner-up ms, anchor family or None, anchor ms)], without the
+    held-out shapes."""
     out = []
     for (arith, shape), candidates in times.items():
+        if shape in heldout:
+            continue
         name, ms, second = pick(candidates)
         anchor = anchors.get((arith, shape), {})
         best_anchor = min(((statistics.median(t), f) for f, t in anchor.items()), default=None)

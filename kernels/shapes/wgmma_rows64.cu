@@ -1,0 +1,40 @@
+// wgmma_rows64: the wgmma + TMA block (kernels/tensor/wgmma_tma_kernel.cuh) with 64-row tiles, for
+// short M: wgmma's N (= BM, the rows of C a block computes, since the block computes C^T) of 64,
+// so a 16- to 64-row problem wastes at most three quarters of one 64-row tile where the rung's
+// 128- and 256-row tiles waste up to 15/16 and 63/64, and the block holds 32 accumulators per
+// consumer thread instead of 64 or 128. BN = 128 (two consumer warpgroups) and 64 (one, twice the
+// blocks for N that gives too few tiles), with more stages than the rung since a stage is small.
+#include "tensor/wgmma_tma_kernel.cuh"
+
+namespace gemm {
+namespace {
+
+using tensor::WgmmaTmaConfig;
+
+constexpr WgmmaTmaConfig kConfigs[] = {
+    {.bm = 64, .bn = 128, .stages = 6, .role = Role::none},
+    {.bm = 64, .bn = 64, .stages = 8, .role = Role::none},
+};
+
+template <WgmmaTmaConfig C>
+void add_config(std::vector<Variant>& out) {
+  static_assert(C.bm == 64, "this family's tiles are 64 rows of C");
+  const auto grid = [](const GemmShape& s) {
+    return Dim3{ceil_div(s.n, C.bn), ceil_div(s.m, C.bm), 1};
+  };
+  out.push_back(tensor::wgmma_config_variant<C>(
+      "wgmma_rows64", {}, grid,
+      tensor::wgmma_tma_kernel<C.bm, C.bn, C.stages, C.producer_registers(), C.consumer_registers()>,
+      [](VariantBuilder& b) {
+        b.origin("wgmma.mma_async m64n64k8 tf32 (A operand in registers), TMA tiles on mbarriers, "
+                 "producer warpgroup: wgmma_tma's block with 64-row tiles");
+      }));
+}
+
+}  // namespace
+
+void add_wgmma_rows64_variants(std::vector<Variant>& out) {
+  for_each_entry<kConfigs>([&]<auto C>() { add_config<C>(out); });
+}
+
+}  // namespace gemm
