@@ -152,6 +152,24 @@ if [ "$counters" = on ] && [ -x "$build/bench/pipe-peaks" ]; then
   seconds["pipe peaks"]=$(since "$t")
 fi
 
+# The build's machine code (sass.json.gz beside the results): each rung's main loop, which the
+# report's step sentences compare. Needs cuobjdump (the CUDA toolkit's binary utilities).
+rm -f "$out/sass.json" "$out/sass.json.gz"
+cuobjdump_bin=$(command -v cuobjdump || echo "${GEMM_CUDA_TOOLS:-/usr/local/cuda/bin}/cuobjdump")
+if [ -x "$cuobjdump_bin" ]; then
+  stage "sass: the main loop of every kernel the study ran (tests/cpu/sass_compare.py collect)"
+  t=$(now)
+  if "$tools/python" "$root/tests/cpu/sass_compare.py" collect "$build" --cuobjdump "$cuobjdump_bin" \
+      --out "$out/sass.json" >"$logs/sass.log" 2>&1; then
+    gzip -f "$out/sass.json"
+  else
+    echo "sass_compare.py failed (logs/sass.log): the step sentences leave out the machine code"
+  fi
+  seconds[sass]=$(since "$t")
+else
+  echo "no cuobjdump: the step sentences leave out the machine code"
+fi
+
 if [ "$crosscheck" != off ]; then
   stage "cross-check: CUPTI vs ncu at $crosscheck_shape (tag crosscheck$([ "$crosscheck_limit" != 0 ] && echo ", first $crosscheck_limit"))"
   t=$(now)

@@ -21,6 +21,10 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+# The project's Python: sass_compare.py reads the main loops with the study's own code.
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
+python="$(gemm_tools)/python"
 
 for side in before after; do
   rev=${!side}
@@ -33,9 +37,9 @@ for side in before after; do
     { tail -20 "$work/$side.configure.log" >&2; exit 1; }
   cmake --build "$work/build" --target gemm_kernels >"$work/$side.build.log" 2>&1 ||
     { tail -20 "$work/$side.build.log" >&2; exit 1; }
-  python3 "$root/tests/cpu/sass_compare.py" collect "$work/build" --label "$rev" \
+  "$python" "$root/tests/cpu/sass_compare.py" collect "$work/build" --label "$rev" \
     --out "$work/$side.json"
 done
-python3 "$root/tests/cpu/sass_compare.py" report "$work/before.json" "$work/after.json" \
+"$python" "$root/tests/cpu/sass_compare.py" report "$work/before.json" "$work/after.json" \
   --out "$out" --shown-command "tests/cpu/sass_before_after.sh $before $after $3"
 echo "wrote $out" >&2

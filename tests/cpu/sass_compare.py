@@ -33,10 +33,13 @@ from pathlib import Path
 
 import sass_test  # the same reading of cuobjdump's output
 
+# The study's reading of a main loop, so that this report and the study's step sentences agree:
+# run this with the project's Python (scripts/bootstrap's .venv), where gemm_study is installed.
+from gemm_study.analysis.sass_loop import issued, main_loop
+
 HERE = Path(__file__).resolve().parent
-MATH = re.compile(r"^(FFMA|DFMA|HMMA|DMMA|HGMMA)\b")
+
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-BRANCH = re.compile(r"^(?:@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))")
 
 
 class BuildError(Exception):
@@ -126,38 +129,6 @@ def sass(cuobjdump, exe):
     for mangled, name in zip(names, demangle(names)):
         out.setdefault(canonical(name), kernels[mangled])
     return out
-
-
-def opcode(text):
-    """The opcode with its modifiers, without the predicate: 'LDS.128'."""
-    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
-
-
-def issued(text):
-    """Whether an instruction does anything: not a NOP, nor one predicated on never (@!PT, the
-    compiler's padding)."""
-    return opcode(text) != "NOP" and not text.startswith("@!PT ")
-
-
-def main_loop(instructions):
-    """(length, Counter of opcodes) of the kernel's main loop; (0, {}) when it has no loop."""
-    best = None
-    for i, (address, text) in enumerate(instructions):
-        m = BRANCH.match(text)
-        if not m or not m.group(1):
-            continue
-        target = int(m.group(1), 16)
-        if target > address:
-            continue
-        body = [t for a, t in instructions[: i + 1] if a >= target]
-        ops = [opcode(t) for t in body if issued(t)]
-        math = sum(1 for o in ops if MATH.match(o))
-        key = (math, -len(ops))
-        if math and (best is None or key > best[0]):
-            best = (key, ops)
-    if best is None:
-        return 0, collections.Counter()
-    return len(best[1]), collections.Counter(best[1])
 
 
 def collect(build, cuobjdump, work):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gemm_study.analysis import sass_loop
 from gemm_study.analysis.ceilings import peak_of
 from gemm_study.data import names
 from gemm_study.data.manifest import TAGS, ladder_start, load_families
@@ -131,7 +132,8 @@ def _start_row(kernel, ladder, shape):
 
 def ladder_rows(kernel, ladder, shape, context=None):
     """The ladder's rows at a shape: its start, then one per rung family (a 'not run' row where
-    the family has no benchmark at this shape), with rung, rung_name and `start` set."""
+    the family has no benchmark at this shape), with rung, rung_name and `start` set, and each
+    kernel's main loop in SASS (`sass_loop`) where the context has the build's SASS."""
     data = kernel[(kernel.precision == ladder.precision) & (kernel["shape"] == shape)]
     rows = []
     start, rung, name = _start_row(kernel, ladder, shape)
@@ -141,6 +143,9 @@ def ladder_rows(kernel, ladder, shape, context=None):
         mine = data[(data.family == family.family) & _of_compute(data, ladder.compute)]
         row = representative(mine).to_dict() if len(mine) else _not_run(family, ladder, shape, context or {})
         rows.append(row | {"rung": family.rung, "rung_name": family.rung_name, "start": False})
+    sass = (context or {}).get("sass")
+    for row in rows:
+        row["sass_loop"] = sass_loop.loop_of(sass, ladder.precision, row.get("variant"), shape) if sass else None
     return pd.DataFrame(rows)
 
 

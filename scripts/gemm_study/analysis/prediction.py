@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gemm_study.analysis import account, warp_state_steps
+from gemm_study.analysis import account, sass_loop, warp_state_steps
 from gemm_study.analysis.account import value
 from gemm_study.analysis.moves import largest_moves
 from gemm_study.data.formatting import number
@@ -97,6 +97,11 @@ def step(a, b, ladder_key, shape):
     states = warp_state_steps.sentence(a, b)
     if states:
         out.sentence = out.sentence.removesuffix(".") + f"; {states}."
+    code = sass_loop.change_sentence(
+        a.get("sass_loop"), b.get("sass_loop"), (a.get("registers_per_thread"), b.get("registers_per_thread"))
+    )
+    if code:
+        out.sentence = out.sentence.removesuffix(".") + f"; {code}."
     return out
 
 

@@ -217,7 +217,31 @@ def load_results(path):
     # Another GPU's peaks (a file left beside results copied from elsewhere) do not apply.
     if peaks is not None and peaks.get("gpu_name") in (None, data["context"].get("gpu_name")):
         data["context"]["pipe_peaks"] = peaks
+    sass = sass_beside(path)
+    if sass is not None:
+        data["context"]["sass"] = sass
     return data["context"], data["benchmarks"]
+
+
+SASS_FILE = "sass.json"
+
+
+def sass_beside(path):
+    """The SASS of the study's build (sass.json or sass.json.gz, tests/cpu/sass_compare.py collect:
+    each variant's kernel per shape and each kernel's instructions) from the results file's folder, or None
+    where there is none; InputError if it is not what that command writes."""
+    found = [p for p in (Path(path).with_name(SASS_FILE), Path(path).with_name(SASS_FILE + ".gz")) if p.is_file()]
+    if not found:
+        return None
+    sass_path = found[0]
+    sass = read_json(sass_path)
+    if (
+        not isinstance(sass, dict)
+        or not isinstance(sass.get("kernels"), dict)
+        or not isinstance(sass.get("sass"), dict)
+    ):
+        raise InputError(f"{sass_path}: expected sass_compare.py collect's output, with 'kernels' and 'sass'")
+    return sass
 
 
 PIPE_PEAKS_FILE = "pipe_peaks.json"

@@ -32,6 +32,7 @@ ORDER = [
     "counters",
     "bench other",
     "pipe peaks",
+    "sass",
     "crosscheck",
     "report",
 ]

@@ -1,0 +1,78 @@
+"""The machine code of a step's inner loop: from the SASS of the study's build (`sass.json` beside
+the results, written by tests/cpu/sass_compare.py collect), each rung's main loop (of the loops
+of its kernel, the one with the most math instructions: FFMA, DFMA, HMMA, DMMA, HGMMA), its length
+and opcode histogram, and what changed in it from one rung to the next, with the registers."""
+
+import collections
+import re
+
+MATH = re.compile(r"^(FFMA|DFMA|HMMA|DMMA|HGMMA)\b")
+BRANCH = re.compile(r"^(?:@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))")
+SHOWN = 5  # opcodes named per step, the largest changes first
+
+
+def opcode(text):
+    """The opcode with its modifiers, without the predicate: 'LDS.128'."""
+    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
+
+
+def issued(text):
+    """Whether an instruction does anything: not a NOP, nor one predicated on never (@!PT, the
+    compiler's padding)."""
+    return opcode(text) != "NOP" and not text.startswith("@!PT ")
+
+
+def main_loop(instructions):
+    """(length, Counter of opcodes) of the kernel's main loop, from [(address, text)]; (0, {})
+    when it has no loop with a math instruction. A loop is a backward branch and what lies
+    between its target and it; the main one has the most math instructions, the shortest where
+    several tie (the innermost)."""
+    best = None
+    for i, (address, text) in enumerate(instructions):
+        m = BRANCH.match(text)
+        if not m or not m.group(1):
+            continue
+        target = int(m.group(1), 16)
+        if target > address:
+            continue
+        ops = [opcode(t) for a, t in instructions[: i + 1] if a >= target and issued(t)]
+        math = sum(1 for o in ops if MATH.match(o))
+        key = (math, -len(ops))
+        if math and (best is None or key > best[0]):
+            best = (key, ops)
+    if best is None:
+        return 0, collections.Counter()
+    return len(best[1]), collections.Counter(best[1])
+
+
+def loop_of(sass, precision, variant, shape):
+    """(length, Counter) of the main loop of the kernel `variant` launches at `shape` ('MxNxK'),
+    or None where sass.json does not have it (another shape, a library's kernel)."""
+    if not isinstance(sass, dict):
+        return None
+    name = (sass.get("kernels") or {}).get(f"{precision}/{variant}", {}).get(shape)
+    code = (sass.get("sass") or {}).get(name) if name else None
+    if not code:
+        return None
+    return main_loop([(int(address), str(text)) for address, text in code])
+
+
+def change_sentence(a, b, registers=(None, None)):
+    """'inner loop (SASS): ...' for main loops a -> b ((length, Counter) each), naming the math
+    instructions per iteration and the opcodes whose count moved most; '' without both."""
+    if not a or not b or not a[0] or not b[0]:
+        return ""
+    (len_a, ops_a), (len_b, ops_b) = a, b
+    math_a = sum(n for o, n in ops_a.items() if MATH.match(o))
+    math_b = sum(n for o, n in ops_b.items() if MATH.match(o))
+    text = f"inner loop (SASS): {len_a} -> {len_b} instructions, {math_a} -> {math_b} math"
+    moved = sorted(
+        (o for o in set(ops_a) | set(ops_b) if ops_a.get(o, 0) != ops_b.get(o, 0)),
+        key=lambda o: (-abs(ops_b.get(o, 0) - ops_a.get(o, 0)), o),
+    )
+    if moved:
+        text += "; " + ", ".join(f"{o} {ops_a.get(o, 0)} -> {ops_b.get(o, 0)}" for o in moved[:SHOWN])
+    ra, rb = registers
+    if ra and rb and ra == ra and rb == rb:
+        text += f"; registers {int(ra)} -> {int(rb)}"
+    return text

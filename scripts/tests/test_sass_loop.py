@@ -1,0 +1,59 @@
+"""A step's inner loop in SASS: the main loop of each rung's kernel, and the sentence naming what
+changed in it (from sass.json beside the results)."""
+
+import collections
+import gzip
+import json
+
+from gemm_study.analysis import sass_loop
+
+
+def kernel(body, math="FFMA R1, R2, R3, R1", loads="LDS.128 R4, [R5]"):
+    """A kernel with a prologue, one loop of `body` times the math and the loads, an epilogue."""
+    code = ["MOV R1, RZ", "S2R R0, SR_TID.X"]
+    top = len(code)
+    code += [loads] * body[1] + [math] * body[0] + ["NOP", "@!PT LDS RZ, [RZ]", "ISETP.NE.AND P0, PT, R7, RZ, PT"]
+    code.append(f"@P0 BRA 0x{16 * top:x}")
+    code += ["STG.E [R8], R1", "EXIT"]
+    return [[16 * i, text] for i, text in enumerate(code)]
+
+
+def test_the_main_loop_is_the_backward_branch_with_the_math_and_skips_padding():
+    length, ops = sass_loop.main_loop([(a, t) for a, t in kernel((64, 8))])
+    assert ops["FFMA"] == 64 and ops["LDS.128"] == 8
+    assert length == 64 + 8 + 2  # the compare and the branch; the NOP and the @!PT padding are not issued
+    assert "NOP" not in ops and "MOV" not in ops
+
+
+def test_a_kernel_without_a_math_loop_has_none():
+    assert sass_loop.main_loop([(0, "MOV R1, RZ"), (16, "EXIT")]) == (0, collections.Counter())
+
+
+def test_the_sentence_names_the_math_the_largest_moves_and_the_registers():
+    a = (80, collections.Counter({"FFMA": 64, "LDS": 16}))
+    b = (76, collections.Counter({"FFMA": 64, "LDS.128": 4, "LDS": 0}))
+    text = sass_loop.change_sentence(a, b, (128.0, 167.0))
+    assert text.startswith("inner loop (SASS): 80 -> 76 instructions, 64 -> 64 math")
+    assert "LDS 16 -> 0, LDS.128 0 -> 4" in text and "registers 128 -> 167" in text
+    assert sass_loop.change_sentence(a, None) == ""
+
+
+def test_the_loop_of_a_variant_is_looked_up_by_precision_name_and_shape():
+    sass = {
+        "kernels": {"fp32/warptile/bm:128": {"4096x4096x4096": "k1"}},
+        "sass": {"k1": kernel((32, 4))},
+    }
+    assert sass_loop.loop_of(sass, "fp32", "warptile/bm:128", "4096x4096x4096")[1]["FFMA"] == 32
+    assert sass_loop.loop_of(sass, "fp32", "warptile/bm:128", "512x512x512") is None
+    assert sass_loop.loop_of(sass, "fp64", "warptile/bm:128", "4096x4096x4096") is None
+    assert sass_loop.loop_of(None, "fp32", "x", "1x1x1") is None
+
+
+def test_sass_beside_the_results_joins_the_context(tmp_path):
+    from gemm_study.data.results import load_results
+
+    (tmp_path / "results.json").write_text(json.dumps({"context": {"gemm_study_version": 1}, "benchmarks": []}))
+    assert "sass" not in load_results(tmp_path / "results.json")[0]
+    data = {"build": "b", "facts": {}, "kernels": {}, "sass": {}}
+    (tmp_path / "sass.json.gz").write_bytes(gzip.compress(json.dumps(data).encode()))
+    assert load_results(tmp_path / "results.json")[0]["sass"] == data
