@@ -264,23 +264,41 @@ std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& ro
 }
 
 int run(const std::string& json_path) {
+  // A path it cannot write is refused before anything is measured (and before the device is
+  // asked, so that the refusal is the same with a GPU or without).
+  FILE* out = nullptr;
+  if (!json_path.empty() && !(out = std::fopen(json_path.c_str(), "w"))) {
+    std::fprintf(stderr, "pipe-peaks: cannot write %s\n", json_path.c_str());
+    return 2;
+  }
+  const auto finish = [&](int status) {
+    if (out) std::fclose(out);
+    if (out && status != 0) std::remove(json_path.c_str());  // no empty file left behind
+    return status;
+  };
   std::string why;
   const auto device = gemm::query_device(0, why);
   if (!device) {
     std::fprintf(stderr, "pipe-peaks: %s\n", why.c_str());
-    return 2;
+    return finish(2);
   }
   if (device->cc_major != 9 || device->cc_minor != 0) {
     std::fprintf(stderr, "pipe-peaks: %s is compute capability %d.%d; its forms (wgmma) are sm_90a code\n",
                  device->name.c_str(), device->cc_major, device->cc_minor);
-    return 2;
+    return finish(2);
   }
-  std::vector<Measured> rows = {
-      measure<Form::ffma>(*device, 4000),      measure<Form::dfma>(*device, 1000),
-      measure<Form::hmma_tf32>(*device, 2000), measure<Form::dmma_884>(*device, 1000),
-      measure<Form::dmma_16816>(*device, 300), measure<Form::gmma_tf32_n128>(*device, 4000),
-      measure<Form::gmma_tf32>(*device, 2000),
-  };
+  std::vector<Measured> rows;
+  try {
+    rows = {
+        measure<Form::ffma>(*device, 4000),      measure<Form::dfma>(*device, 1000),
+        measure<Form::hmma_tf32>(*device, 2000), measure<Form::dmma_884>(*device, 1000),
+        measure<Form::dmma_16816>(*device, 300), measure<Form::gmma_tf32_n128>(*device, 4000),
+        measure<Form::gmma_tf32>(*device, 2000),
+    };
+  } catch (...) {
+    finish(1);
+    throw;
+  }
   std::printf("%s, %d SMs; kernel only, CUDA events, best of 5; rates per SM per SM clock (clock64)\n",
               device->name.c_str(), device->sm_count);
   std::printf("%-14s %-24s %12s %8s %14s %14s %9s %10s\n", "form", "SASS", "FLOP/inst", "warps/SM",
@@ -289,16 +307,14 @@ int run(const std::string& json_path) {
     std::printf("%-14s %-24s %12.0f %8d %14.1f %14.4f %9.0f %10.0f\n", m.form.key, m.form.sass,
                 m.form.flop_per_warp_inst, m.warps_per_sm, m.flop_per_clk_per_sm, m.inst_per_clk_per_sm,
                 m.clock_mhz, m.gflops);
-  if (!json_path.empty()) {
-    FILE* f = std::fopen(json_path.c_str(), "w");
-    if (!f) {
-      std::fprintf(stderr, "pipe-peaks: cannot write %s\n", json_path.c_str());
-      return 2;
-    }
+  if (out) {
     const std::string text = json(*device, rows);
-    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !written) {
+    const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+    const bool closed = std::fclose(out) == 0;
+    out = nullptr;
+    if (!closed || !written) {
       std::fprintf(stderr, "pipe-peaks: writing %s failed\n", json_path.c_str());
+      std::remove(json_path.c_str());
       return 1;
     }
   }

@@ -93,6 +93,7 @@ struct MetricSet {
   std::vector<std::uint8_t> config;
   CUpti_Profiler_Host_Object* host = nullptr;
   std::size_t passes = 0;
+  bool instrumented = false;  // holds SASS-instrumented metrics (smsp__sass_*)
 
   void teardown() {
     if (!host) return;
@@ -106,6 +107,8 @@ struct MetricSet {
              const std::function<bool(const std::string&)>& required,
              std::vector<std::string>& dropped) {
     if (names.empty()) return;  // a selection that leaves nothing to collect: no passes
+    instrumented = std::any_of(names.begin(), names.end(),
+                               [](const std::string& n) { return n.rfind("smsp__sass_", 0) == 0; });
     auto host_init = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host_init.pChipName = chip.c_str();
@@ -173,6 +176,7 @@ struct CounterSession::Impl {
   std::function<bool(const std::string&)> required;
   std::vector<std::string> dropped;
   ProfileTiming timing;
+  bool last_instrumented = false;  // the last profile's set had SASS-instrumented metrics
   static constexpr std::size_t kMaxRanges = 64;  // kernels per profiled launch (cuBLAS: 1-3)
 
   void teardown() {
@@ -210,10 +214,21 @@ struct CounterSession::Impl {
     for (auto& set : sets) set.setup(chip, availability, required, dropped);
 
     // One range profiler per context; each profile sets the config of the set it collects.
+    enable_profiler();
+  }
+
+  void enable_profiler() {
     auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
     enable.ctx = context;
     CUPTI_CHECK(cuptiRangeProfilerEnable(&enable));
     profiler = enable.pRangeProfilerObject;
+  }
+
+  void disable_profiler() {
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+    p.pRangeProfilerObject = profiler;
+    CUPTI_CHECK(cuptiRangeProfilerDisable(&p));
+    profiler = nullptr;
   }
 
   std::vector<KernelCounters> profile(MetricSet& metrics, const std::function<void()>& launch,
@@ -227,6 +242,13 @@ struct CounterSession::Impl {
     };
     timing = {};
     auto phase = Clock::now();
+    // After a set with SASS-instrumented metrics, CUPTI keeps running the kernels it patched for
+    // them in the later profiles; a fresh range profiler runs them unpatched again.
+    if (last_instrumented && !metrics.instrumented && std::getenv("GEMM_COUNTERS_REENABLE")) {
+      disable_profiler();
+      enable_profiler();
+    }
+    last_instrumented = metrics.instrumented;
     // A fresh counter-data image per profiled launch.
     auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
     size.pRangeProfilerObject = profiler;

@@ -61,7 +61,16 @@ def compile_tool(build, work):
     if not library.is_file():
         raise BuildError(f"{library}: missing (build the gemm_kernels target first)")
     source = Path(cache_value(build, "CMAKE_HOME_DIRECTORY"))
-    cuda_lib = cache_value(build, "CUDAToolkit_LIBRARY_DIR") or "/usr/local/cuda/lib64"
+    # The toolkit's headers and libraries where the build found them: the compiler's folder
+    # (CMAKE_CUDA_COMPILER is <toolkit>/bin/nvcc) and the CUDA runtime library CMake located.
+    nvcc = cache_value(build, "CMAKE_CUDA_COMPILER")
+    cuda_include = str(Path(nvcc).resolve().parent.parent / "include") if nvcc else "/usr/local/cuda/include"
+    cudart = cache_value(build, "CUDA_CUDART")
+    cuda_lib = (
+        cache_value(build, "CUDAToolkit_LIBRARY_DIR")
+        or (str(Path(cudart).resolve().parent) if cudart else None)
+        or "/usr/local/cuda/lib64"
+    )
     exe = work / "variant-kernels"
     command = [
         "c++",
@@ -70,6 +79,8 @@ def compile_tool(build, work):
         "-no-pie",
         "-I",
         str(source / "kernels"),
+        "-isystem",
+        cuda_include,
         str(HERE / "variant_kernels.cpp"),
         str(library),
         "-L",

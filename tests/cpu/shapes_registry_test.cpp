@@ -100,10 +100,46 @@ TEST(ShapesRegistry, AutoExistsPerArithmeticAndNamesItsChoice) {
       EXPECT_NE(choice.find("\"rule\": "), std::string::npos) << choice;
     }
   }
-  // A decode step is bound by reading B: a few rows take the GEMV kernel in every arithmetic
-  // (without a device and before a sweep fills the table, by the rule).
+  // A decode step is bound by reading B: one row takes the GEMV kernel, by the table's entry,
+  // and two rows, which the table does not hold, by the nearest entry's configuration.
   EXPECT_NE(fp32.choice({1, 4096, 4096}).find("\"family\": \"gemv\""), std::string::npos);
-  EXPECT_NE(fp64.choice({8, 4096, 4096}).find("\"family\": \"gemv\""), std::string::npos);
+  const std::string two_rows = fp64.choice({2, 4096, 4096});
+  EXPECT_NE(two_rows.find("\"family\": \"gemv\""), std::string::npos) << two_rows;
+  EXPECT_NE(two_rows.find("nearest table shape 1x4096x4096"), std::string::npos) << two_rows;
+}
+
+// Every entry of the committed table: the dispatcher of its arithmetic runs the entry's variant
+// at the entry's shape, by the table (where the variant takes the shape without a device: sm_90a
+// code needs one to say yes).
+struct TableEntry {
+  const char* arithmetic;
+  std::int64_t m, n, k;
+  const char* variant;
+};
+constexpr TableEntry kTable[] = {
+#define GEMM_AUTO(ARITHMETIC, M, N, K, VARIANT) {#ARITHMETIC, M, N, K, VARIANT},
+#include "dispatch/auto_table.inc"
+#undef GEMM_AUTO
+    {"", 0, 0, 0, nullptr},
+};
+
+TEST(ShapesRegistry, AutoRunsTheTablesVariantAtEveryShapeOfTheTable) {
+  int checked = 0;
+  for (const TableEntry& e : kTable) {
+    if (e.variant == nullptr) continue;
+    const std::string arithmetic = e.arithmetic;
+    const Precision p = arithmetic == "fp64" ? Precision::fp64 : Precision::fp32;
+    const Variant& dispatcher = variant(arithmetic == "tf32" ? "auto_tf32" : "auto", p);
+    const Variant& named = variant(e.variant, p);
+    const GemmShape s{e.m, e.n, e.k};
+    if (named.can_implement && named.can_implement(s, DeviceLimits{})) continue;
+    const std::string choice = dispatcher.choice(s);
+    EXPECT_NE(choice.find("\"variant\": \"" + std::string(e.variant) + "\""), std::string::npos)
+        << s.to_string() << ": " << choice;
+    EXPECT_NE(choice.find("\"rule\": \"table\""), std::string::npos) << choice;
+    ++checked;
+  }
+  EXPECT_GE(checked, 50) << "the committed table holds entries for every arithmetic";
 }
 
 }  // namespace
