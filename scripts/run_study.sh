@@ -153,10 +153,11 @@ if [ "$counters" = on ] && [ -x "$build/bench/pipe-peaks" ]; then
 fi
 
 # The build's machine code (sass.json.gz beside the results): each rung's main loop, which the
-# report's step sentences compare. Needs cuobjdump (the CUDA toolkit's binary utilities).
+# report's step sentences compare beside the account (so not in a times-only run). Needs
+# cuobjdump (the CUDA toolkit's binary utilities).
 rm -f "$out/sass.json" "$out/sass.json.gz"
 cuobjdump_bin=$(command -v cuobjdump || echo "${GEMM_CUDA_TOOLS:-/usr/local/cuda/bin}/cuobjdump")
-if [ -x "$cuobjdump_bin" ]; then
+if [ "$counters" = on ] && [ -x "$cuobjdump_bin" ]; then
   stage "sass: the main loop of every kernel the study ran (tests/cpu/sass_compare.py collect)"
   t=$(now)
   if "$tools/python" "$root/tests/cpu/sass_compare.py" collect "$build" --cuobjdump "$cuobjdump_bin" \
@@ -166,7 +167,7 @@ if [ -x "$cuobjdump_bin" ]; then
     echo "sass_compare.py failed (logs/sass.log): the step sentences leave out the machine code"
   fi
   seconds[sass]=$(since "$t")
-else
+elif [ "$counters" = on ]; then
   echo "no cuobjdump: the step sentences leave out the machine code"
 fi
 

@@ -37,7 +37,10 @@ tools=$(gemm_tools) || exit 2
 : >"$out/summary.txt"
 say() { echo "$*" | tee -a "$out/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
-(cd "$root" && git rev-parse HEAD 2>/dev/null || echo "${GEMM_GIT_REVISION:-unknown}") >"$out/revision.txt"
+# The revision the build says it is (GEMM_GIT_REVISION, as run_study.sh and record_history.sh
+# prefer it), else the checkout's.
+[ -n "${GEMM_GIT_REVISION:-}" ] && echo "$GEMM_GIT_REVISION" >"$out/revision.txt" ||
+  (cd "$root" && git rev-parse HEAD 2>/dev/null || echo unknown) >"$out/revision.txt"
 status=0
 
 build() {
