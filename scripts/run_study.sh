@@ -153,11 +153,12 @@ if [ "$counters" = on ] && [ -x "$build/bench/pipe-peaks" ]; then
 fi
 
 # The build's machine code (sass.json.gz beside the results): each rung's main loop, which the
-# report's step sentences compare beside the account (so not in a times-only run). Needs
-# cuobjdump (the CUDA toolkit's binary utilities).
+# report's step sentences compare beside the account (so not in a times-only run, nor in
+# --quick, whose minute it would cost a third of). Needs cuobjdump (the CUDA toolkit's binary
+# utilities).
 rm -f "$out/sass.json" "$out/sass.json.gz"
 cuobjdump_bin=$(command -v cuobjdump || echo "${GEMM_CUDA_TOOLS:-/usr/local/cuda/bin}/cuobjdump")
-if [ "$counters" = on ] && [ -x "$cuobjdump_bin" ]; then
+if [ "$counters" = on ] && [ $quick = 0 ] && [ -x "$cuobjdump_bin" ]; then
   stage "sass: the main loop of every kernel the study ran (tests/cpu/sass_compare.py collect)"
   t=$(now)
   if "$tools/python" "$root/tests/cpu/sass_compare.py" collect "$build" --cuobjdump "$cuobjdump_bin" \
@@ -167,7 +168,7 @@ if [ "$counters" = on ] && [ -x "$cuobjdump_bin" ]; then
     echo "sass_compare.py failed (logs/sass.log): the step sentences leave out the machine code"
   fi
   seconds[sass]=$(since "$t")
-elif [ "$counters" = on ]; then
+elif [ "$counters" = on ] && [ $quick = 0 ]; then
   echo "no cuobjdump: the step sentences leave out the machine code"
 fi
 
