@@ -57,3 +57,18 @@ def test_sass_beside_the_results_joins_the_context(tmp_path):
     data = {"build": "b", "facts": {}, "kernels": {}, "sass": {}}
     (tmp_path / "sass.json.gz").write_bytes(gzip.compress(json.dumps(data).encode()))
     assert load_results(tmp_path / "results.json")[0]["sass"] == data
+
+
+def test_what_is_attached_from_beside_the_results_is_never_written_back(tmp_path):
+    from gemm_study.ncu import crosscheck_cache
+
+    (tmp_path / "results.json").write_text(
+        json.dumps({"context": {"gemm_study_version": 1, "gpu_name": "G"}, "benchmarks": []})
+    )
+    data = {"build": "b", "facts": {}, "kernels": {}, "sass": {"k": [[0, "EXIT"]]}}
+    (tmp_path / "sass.json.gz").write_bytes(gzip.compress(json.dumps(data).encode()))
+    out = tmp_path / "out" / "cupti.json"
+    out.parent.mkdir()
+    crosscheck_cache.copy_rows(tmp_path / "results.json", [], out)
+    written = json.loads(out.read_text())["context"]
+    assert written == {"gemm_study_version": 1, "gpu_name": "G"}

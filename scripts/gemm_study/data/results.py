@@ -224,6 +224,13 @@ def load_results(path):
 
 
 SASS_FILE = "sass.json"
+# What load_results adds to a context from the files beside the results: never written back.
+ATTACHED = ("pipe_peaks", "sass")
+
+
+def own_context(context):
+    """The context as the results file holds it, without what load_results attached."""
+    return {key: value for key, value in context.items() if key not in ATTACHED}
 
 
 def sass_beside(path):

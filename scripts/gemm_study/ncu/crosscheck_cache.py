@@ -11,7 +11,7 @@ import json
 import shutil
 import subprocess
 
-from gemm_study.data.results import load_results
+from gemm_study.data.results import load_results, own_context
 
 # The files whose change can change what CUPTI reports: the catalogue and the code that collects.
 COLLECTION_FILES = ("profiling/metric_catalogue.inc", "profiling/counter_session.cpp", "bench/counters.cpp")
@@ -106,7 +106,7 @@ def copy_rows(study_results, benchmarks, out_path):
     wanted = set(benchmarks)
     chosen = [e for e in entries if _base_name(e) in wanted and _complete(e)]
     found = {_base_name(e) for e in chosen}
-    out_path.write_text(json.dumps({"context": context, "benchmarks": chosen}, indent=1))
+    out_path.write_text(json.dumps({"context": own_context(context), "benchmarks": chosen}, indent=1))
     return [name for name in benchmarks if name not in found]
 
 
