@@ -103,12 +103,12 @@ CounterValues CounterCollector::collect(const std::function<void()>& launch,
   if (!session_) throw CountersUnavailable(status_);
   const std::size_t set = set_index(selection);
   last_passes_ = 0;
+  last_timing_ = {};
   if (session_->metric_names(set).empty()) return {};  // --counter-metrics left none here
   std::vector<KernelCounters> kernels;
   try {
     // The first profile of a process read A and B from HBM again even after a warm-up launch
     // (H100, 1024^3 FP32: 8.4 MB against 0 from ncu): it is run twice, and the first discarded.
-    last_timing_ = {};
     const auto add_timing = [this] {
       const ProfileTiming& t = session_->last_timing();
       last_timing_.setup_s += t.setup_s;

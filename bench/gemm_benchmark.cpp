@@ -336,8 +336,9 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     Workspace* inputs = nullptr;
     {
       StageTimer stage{cs.inputs_s};
+      // Page-locked only where end-to-end copies read them (--end-to-end=on).
       inputs = &workspace_for(v.precision, c.shape, ctx.seed, ctx.device.has_value(),
-                              ctx.options.pinned_host);
+                              ctx.options.pinned_host && ctx.options.end_to_end);
     }
     Workspace& ws = *inputs;
     const bool verifies_now = !cs.verified;

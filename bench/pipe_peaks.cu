@@ -264,16 +264,21 @@ std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& ro
 }
 
 int run(const std::string& json_path) {
-  // A path it cannot write is refused before anything is measured (and before the device is
-  // asked, so that the refusal is the same with a GPU or without).
+  // The JSON goes to a temporary file beside it, renamed into place once written: a path it
+  // cannot write is refused before anything is measured (and before the device is asked, so
+  // the refusal is the same with a GPU or without), and a failed run leaves an existing file
+  // as it was.
+  const std::string temporary = json_path + ".tmp";
   FILE* out = nullptr;
-  if (!json_path.empty() && !(out = std::fopen(json_path.c_str(), "w"))) {
+  if (!json_path.empty() && !(out = std::fopen(temporary.c_str(), "w"))) {
     std::fprintf(stderr, "pipe-peaks: cannot write %s\n", json_path.c_str());
     return 2;
   }
   const auto finish = [&](int status) {
-    if (out) std::fclose(out);
-    if (out && status != 0) std::remove(json_path.c_str());  // no empty file left behind
+    if (out) {
+      std::fclose(out);
+      std::remove(temporary.c_str());
+    }
     return status;
   };
   std::string why;
@@ -312,9 +317,9 @@ int run(const std::string& json_path) {
     const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
     const bool closed = std::fclose(out) == 0;
     out = nullptr;
-    if (!closed || !written) {
+    if (!closed || !written || std::rename(temporary.c_str(), json_path.c_str()) != 0) {
       std::fprintf(stderr, "pipe-peaks: writing %s failed\n", json_path.c_str());
-      std::remove(json_path.c_str());
+      std::remove(temporary.c_str());
       return 1;
     }
   }

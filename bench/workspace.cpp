@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,7 +44,12 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 
 HostRegistration::HostRegistration(void* ptr, std::size_t bytes) {
   if (ptr == nullptr || bytes == 0) return;
-  GEMM_CUDA_CHECK(cudaHostRegister(ptr, bytes, cudaHostRegisterDefault));
+  if (const cudaError_t e = cudaHostRegister(ptr, bytes, cudaHostRegisterDefault); e != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cannot page-lock " + std::to_string(bytes >> 20) +
+                             " MiB of host memory for the end-to-end copies (" +
+                             cudaGetErrorString(e) + "): run with --host-memory=pageable");
+  }
   ptr_ = ptr;
 }
 

@@ -47,12 +47,12 @@ std::optional<std::string> check_fits_memory(const GemmShape& s,
                                              std::size_t free_bytes) {
   if (precisions.size() == 1) return check_fits_memory(s, precisions[0], free_bytes);
   const double elements = double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n;
-  // gemm-bench keeps the A, B and C of every precision of a shape allocated together; the FP64
-  // reference of C is made for one of them at a time.
-  double needed = double(s.m) * s.n * 8.0;
+  // gemm-bench keeps the A, B and C of every precision of a shape allocated together, each with
+  // its FP64 reference of C on the device (kept while the shape's workspace lives).
+  double needed = 0;
   std::string names;
   for (Precision p : precisions) {
-    needed += elements * double(element_size(p));
+    needed += elements * double(element_size(p)) + double(s.m) * s.n * 8.0;
     names += std::string(names.empty() ? "" : "+") + to_string(p);
   }
   if (needed > double(free_bytes)) {

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "metric_catalogue.h"
+
 namespace gemm {
 namespace {
 
@@ -107,8 +109,7 @@ struct MetricSet {
              const std::function<bool(const std::string&)>& required,
              std::vector<std::string>& dropped) {
     if (names.empty()) return;  // a selection that leaves nothing to collect: no passes
-    instrumented = std::any_of(names.begin(), names.end(),
-                               [](const std::string& n) { return n.rfind("smsp__sass_", 0) == 0; });
+    instrumented = std::any_of(names.begin(), names.end(), is_sass_instrumented);
     auto host_init = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host_init.pChipName = chip.c_str();

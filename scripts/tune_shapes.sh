@@ -5,7 +5,7 @@
 # the held-out ones never enter it) and auto.md beside the JSON (gemm-auto-report: how well the
 # built `auto` picked); rebuild to compile the new table into `auto`.
 #
-#   scripts/tune_shapes.sh [--from-json FILE...] [--no-table] [extra gemm-bench options]
+#   scripts/tune_shapes.sh [--no-table] [--from-json FILE...] [extra gemm-bench options]
 #
 # --no-table leaves auto_table.inc as it is: the run then only judges the built `auto` (after a
 # rebuild with a new table, its report is the table's evaluation).
@@ -28,11 +28,18 @@ suite="${TUNE_SUITE:-all}"
 dir="${TUNE_OUT_DIR:-$root/build}"
 table=1
 
-if [[ "${1:-}" == "--no-table" ]]; then table=0; shift; fi
-if [[ "${1:-}" == "--from-json" ]]; then
-  shift
-  files=()
-  while [[ $# -gt 0 && "$1" != --* ]]; do files+=("$1"); shift; done
+# --no-table and --from-json FILE... anywhere; everything else goes to gemm-bench.
+files=() passthrough=() from_json=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --no-table) table=0; shift ;;
+    --from-json)
+      from_json=1; shift
+      while [[ $# -gt 0 && "$1" != --* ]]; do files+=("$1"); shift; done ;;
+    *) passthrough+=("$1"); shift ;;
+  esac
+done
+if [ $from_json = 1 ]; then
   [ ${#files[@]} -gt 0 ] || { echo "tune_shapes.sh: --from-json needs files" >&2; exit 2; }
 else
   [ -x "$bench" ] || { echo "tune_shapes.sh: no $bench: build first (cmake -B build -G Ninja && cmake --build build)" >&2; exit 2; }
@@ -41,24 +48,30 @@ else
   families+='|wgmma_tma|wgmma_persistent|wgmma_rows64|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
   families+='|auto|auto_tf32'
   heldout=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/tests/heldout_shapes.txt" | tr -d ' ' | paste -sd,)
-  files=()
   for precision in fp32 fp64; do
     json="$dir/tune_shapes_$precision.json"
     "$bench" --suite="$suite" --shapes="$heldout" --precisions="$precision" \
       --tags=reference,ladder,tensor_core,shapes,dispatch \
       --benchmark_filter="^gemm/$precision/($families)/" \
       --counters=off --end-to-end=off --sustained-from=off \
-      --benchmark_out="$json" --benchmark_out_format=json "$@"
+      --benchmark_out="$json" --benchmark_out_format=json "${passthrough[@]}"
     files+=("$json")
   done
 fi
 # The project's Python (scripts/bootstrap) where it exists: the tools need numpy.
 tools=$(gemm_tools)
+if [ "$table" = 1 ]; then
+  "$tools/gemm-tune-shapes" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc" ||
+    { echo "tune_shapes.sh: the sweep's JSON is in ${files[*]}: run scripts/tune_shapes.sh --from-json ${files[*]} where the Python tools run" >&2; exit 1; }
+  echo "rebuild (cmake --build build) to compile the new table into auto and auto_tf32"
+fi
+# How the built auto picked in this sweep. Exit 1 is a target missed, not a failure of the run;
+# 2, a sweep without the dispatchers (recorded before they were swept): no report.
 report_dir=$(dirname "${files[0]}")
-# Exit 1 from the report is a target missed, not a failure of the run.
-"$tools/gemm-auto-report" "${files[@]}" --out "$report_dir/auto.md" || [ $? -eq 1 ] ||
-  { echo "tune_shapes.sh: gemm-auto-report failed on ${files[*]}" >&2; exit 1; }
-[ "$table" = 1 ] || exit 0
-"$tools/gemm-tune-shapes" "${files[@]}" --out "$root/kernels/dispatch/auto_table.inc" ||
-  { echo "tune_shapes.sh: the sweep's JSON is in ${files[*]}: run scripts/tune_shapes.sh --from-json ${files[*]} where the Python tools run" >&2; exit 1; }
-echo "rebuild (cmake --build build) to compile the new table into auto and auto_tf32"
+status=0
+"$tools/gemm-auto-report" "${files[@]}" --out "$report_dir/auto.md" || status=$?
+case $status in
+  0|1) ;;
+  2) echo "tune_shapes.sh: no auto report: ${files[*]} hold no auto or auto_tf32 benchmarks" >&2 ;;
+  *) echo "tune_shapes.sh: gemm-auto-report failed on ${files[*]}" >&2; exit 1 ;;
+esac

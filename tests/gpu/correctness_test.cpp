@@ -263,42 +263,52 @@ TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
 }
 
 // The benchmarks verify on the device; the host's verify() is the definition. Both see the same
-// doubles, so every field agrees exactly: a planted error of known size, then unwritten elements.
+// doubles, so every field agrees exactly: an exact output (passes), then a planted error of known
+// size (fails), then unwritten elements as well (fails).
 TEST(CorrectnessReference, DeviceVerificationAgreesWithHost) {
   GEMM_REQUIRE_GPU();
   for (Precision p : {Precision::fp32, Precision::fp64}) {
     const std::size_t count = 1000003;  // not a multiple of any block or grid
     std::vector<double> reference(count);
     std::vector<unsigned char> c(count * element_size(p));
+    const auto set = [&](std::size_t i, double value) {
+      if (p == Precision::fp32)
+        reinterpret_cast<float*>(c.data())[i] = float(value);
+      else
+        reinterpret_cast<double*>(c.data())[i] = value;
+    };
     for (std::size_t i = 0; i < count; ++i) {
       reference[i] = std::ldexp(double((i * 7919) % 1001) - 500.0, -9);  // exact in FP32
-      if (p == Precision::fp32)
-        reinterpret_cast<float*>(c.data())[i] = float(reference[i]);
-      else
-        reinterpret_cast<double*>(c.data())[i] = reference[i];
+      set(i, reference[i]);
     }
     const std::size_t planted = 765432;
-    const double error = 0.25;  // exact in both precisions
-    if (p == Precision::fp32)
-      reinterpret_cast<float*>(c.data())[planted] += float(error);
-    else
-      reinterpret_cast<double*>(c.data())[planted] += error;
+    const double error = 0.25;  // exact in both precisions; values are below 1 in magnitude
+    const double tolerance = 1e-3;
     DeviceBuffer dev_c(c.size()), dev_ref(count * sizeof(double));
     GEMM_CUDA_CHECK(cudaMemcpy(dev_ref.get(), reference.data(), dev_ref.bytes(), cudaMemcpyHostToDevice));
-    for (std::int64_t unwritten : {0, 3}) {
-      for (std::int64_t j = 0; j < unwritten; ++j) fill_poison(p, c.data() + (17 + 99991 * j) * element_size(p), 1);
+    struct Case {
+      bool error;
+      std::int64_t unwritten;
+    };
+    for (const Case k : {Case{false, 0}, Case{true, 0}, Case{true, 3}}) {
+      if (k.error) set(planted, reference[planted] + error);
+      for (std::int64_t j = 0; j < k.unwritten; ++j) fill_poison(p, c.data() + (17 + 99991 * j) * element_size(p), 1);
       GEMM_CUDA_CHECK(cudaMemcpy(dev_c.get(), c.data(), c.size(), cudaMemcpyHostToDevice));
-      const Verification host = verify(p, c.data(), reference, 1e-3);
+      const Verification host = verify(p, c.data(), reference, tolerance);
       const Verification dev = verify_on_device(p, dev_c.get(), static_cast<const double*>(dev_ref.get()),
-                                                count, 1e-3, test_stream());
-      EXPECT_EQ(dev.unwritten, unwritten) << to_string(p);
-      EXPECT_EQ(dev.unwritten, host.unwritten) << to_string(p);
-      EXPECT_EQ(dev.max_abs_err, error) << to_string(p);
-      EXPECT_EQ(dev.max_abs_err, host.max_abs_err) << to_string(p);
-      EXPECT_EQ(dev.max_abs_ref, host.max_abs_ref) << to_string(p);
-      EXPECT_EQ(dev.max_rel_err, host.max_rel_err) << to_string(p);
-      EXPECT_EQ(dev.passed, host.passed) << to_string(p);
-      EXPECT_FALSE(dev.passed) << to_string(p) << ": a 0.25 error in values below 1 passes 1e-3";
+                                                count, tolerance, test_stream());
+      const std::string what = to_string(p) + (k.error ? ", planted error" : ", exact") +
+                               (k.unwritten ? ", unwritten elements" : "");
+      EXPECT_EQ(dev.unwritten, k.unwritten) << what;
+      EXPECT_EQ(dev.max_abs_err, k.error ? error : 0.0) << what;
+      EXPECT_EQ(dev.passed, !k.error && k.unwritten == 0) << what;
+      EXPECT_EQ(dev.tolerance, tolerance) << what;
+      EXPECT_EQ(dev.unwritten, host.unwritten) << what;
+      EXPECT_EQ(dev.max_abs_err, host.max_abs_err) << what;
+      EXPECT_EQ(dev.max_abs_ref, host.max_abs_ref) << what;
+      EXPECT_EQ(dev.max_rel_err, host.max_rel_err) << what;
+      EXPECT_EQ(dev.passed, host.passed) << what;
+      EXPECT_EQ(dev.tolerance, host.tolerance) << what;
     }
   }
 }
