@@ -36,6 +36,10 @@ def test_the_sentence_names_the_math_the_largest_moves_and_the_registers():
     assert text.startswith("inner loop (SASS): 80 -> 76 instructions, 64 -> 64 math")
     assert "LDS 16 -> 0, LDS.128 0 -> 4" in text and "registers 128 -> 167" in text
     assert sass_loop.change_sentence(a, None) == ""
+    assert sass_loop.change_sentence(a, b, (125.0, 220.0), (2.0, 1.0)).endswith(
+        "registers 125 -> 220, blocks per SM 2 -> 1"
+    )
+    assert "blocks per SM" not in sass_loop.change_sentence(a, b, (128.0, 128.0), (2.0, 2.0))
 
 
 def test_the_loop_of_a_variant_is_looked_up_by_precision_name_and_shape():

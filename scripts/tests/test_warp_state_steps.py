@@ -109,3 +109,24 @@ def test_the_persistent_grid_runs_the_same_mainloop_with_a_scheduler_loop(h100):
     assert a["tensor_gmma_inst"] == b["tensor_gmma_inst"]
     d = steps.decompose(a, b)
     assert d.instructions > 1.1
+
+
+def test_mma_tf32s_inner_loop_loads_a_fragment_word_per_mma_and_its_registers_fit_one_block(h100):
+    """The machine code behind the mma_tf32 step: its main loop replaces FFMA by HMMA m16n8k8 and
+    loads every fragment word with a scalar LDS. Per k8 step a warp's 64 x 64 tile takes
+    (64 / 16) x (64 / 8) = 32 MMAs and 4 A words x 4 row tiles + 2 B words x 8 column tiles = 32
+    loads, one per MMA. Its registers times its 256 threads exceed half the 64K-register file, so
+    one block fits an SM: the 8 warps the step's occupancy falls to."""
+    from gemm_study.analysis import sass_loop
+    from gemm_study.data.results import sass_beside
+
+    sass = sass_beside(SCRIPTS.parent / "reports" / "h100-80gb-hbm3" / "results.json")
+    assert sass is not None, "the committed study holds the build's SASS (sass.json.gz)"
+    tuned, mma = h100["tuned"], h100["mma_tf32"]
+    length, ops = sass_loop.loop_of(sass, "fp32", mma["variant"], "4096x4096x4096")
+    hmma = sum(n for o, n in ops.items() if o.startswith("HMMA"))
+    assert hmma > 0 and ops.get("FFMA", 0) == 0
+    assert ops.get("LDS", 0) == hmma
+    assert sass_loop.loop_of(sass, "fp32", tuned["variant"], "4096x4096x4096")[1].get("HMMA.1688.F32.TF32", 0) == 0
+    assert mma["registers_per_thread"] * mma["threads_per_block"] > 65536 / 2
+    assert mma["blocks_per_sm"] == 1 < tuned["blocks_per_sm"]

@@ -98,7 +98,10 @@ def step(a, b, ladder_key, shape):
     if states:
         out.sentence = out.sentence.removesuffix(".") + f"; {states}."
     code = sass_loop.change_sentence(
-        a.get("sass_loop"), b.get("sass_loop"), (a.get("registers_per_thread"), b.get("registers_per_thread"))
+        a.get("sass_loop"),
+        b.get("sass_loop"),
+        (a.get("registers_per_thread"), b.get("registers_per_thread")),
+        (a.get("blocks_per_sm"), b.get("blocks_per_sm")),
     )
     if code:
         out.sentence = out.sentence.removesuffix(".") + f"; {code}."

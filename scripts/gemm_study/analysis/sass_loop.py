@@ -57,9 +57,15 @@ def loop_of(sass, precision, variant, shape):
     return main_loop([(int(address), str(text)) for address, text in code])
 
 
-def change_sentence(a, b, registers=(None, None)):
+def _number(x):
+    return isinstance(x, (int, float)) and x == x and x > 0
+
+
+def change_sentence(a, b, registers=(None, None), blocks=(None, None)):
     """'inner loop (SASS): ...' for main loops a -> b ((length, Counter) each), naming the math
-    instructions per iteration and the opcodes whose count moved most; '' without both."""
+    instructions per iteration, the opcodes whose count moved most, the registers per thread and,
+    where they changed, the blocks per SM (the launch facts: what the registers and shared memory
+    leave room for); '' without both loops."""
     if not a or not b or not a[0] or not b[0]:
         return ""
     (len_a, ops_a), (len_b, ops_b) = a, b
@@ -73,6 +79,9 @@ def change_sentence(a, b, registers=(None, None)):
     if moved:
         text += "; " + ", ".join(f"{o} {ops_a.get(o, 0)} -> {ops_b.get(o, 0)}" for o in moved[:SHOWN])
     ra, rb = registers
-    if ra and rb and ra == ra and rb == rb:
+    if _number(ra) and _number(rb):
         text += f"; registers {int(ra)} -> {int(rb)}"
+    ba, bb = blocks
+    if _number(ba) and _number(bb) and int(ba) != int(bb):
+        text += f", blocks per SM {int(ba)} -> {int(bb)}"
     return text
