@@ -7,11 +7,12 @@
 // The choice for a shape, in order:
 //   1. the table (auto_table.inc, written by gemm-tune-shapes from a suite sweep): the
 //      variant measured fastest at exactly this shape;
-//   2. the table's nearest shape (distance: the sum of |log ratio| of M, N and K): its variant's
-//      configuration, with its K split taken from the device (a `ks` or `slices` of 0) so that
-//      the split follows this shape's tiles and this GPU's SMs;
-//   3. without a usable entry: gemv for M <= 16, a split-K tile when the output tiles fill
-//      fewer than the SMs, otherwise the arithmetic's fastest rung.
+//   2. the table's nearest shape of the same kind (a few rows, M <= 16; a few columns, N <= 16;
+//      or neither; distance: the sum of |log ratio| of M, N and K): its variant's configuration,
+//      with its K split taken from the device (a `ks` or `slices` of 0) so that the split
+//      follows this shape's tiles and this GPU's SMs;
+//   3. without a usable entry: gemv for M <= 16, gemv_cols for N <= 16, a split-K tile when the
+//      output tiles fill fewer than the SMs, otherwise the arithmetic's fastest rung.
 // A candidate that refuses the shape (its precondition, the device) is passed over. The choice
 // is recorded with each result (`choice`: family, variant, rule).
 #include <cuda_runtime_api.h>
@@ -127,6 +128,10 @@ bool takes(const Variant* v, const GemmShape& s, const DeviceLimits& d) {
   return !check_launch(*v, s, d);
 }
 
+// What kind of shape: a few rows, a few columns, or neither. A shape takes a configuration only
+// from table shapes of its kind: a kernel that serves 64 columns says nothing about one.
+int kind_of(std::int64_t m, std::int64_t n) { return m <= 16 ? 0 : n <= 16 ? 1 : 2; }
+
 double distance(const TableEntry& e, const GemmShape& s) {
   return std::abs(std::log(double(e.m) / double(s.m))) + std::abs(std::log(double(e.n) / double(s.n))) +
          std::abs(std::log(double(e.k) / double(s.k)));
@@ -138,6 +143,7 @@ Choice by_shape(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
   const std::int64_t tiles = ((s.m + 127) / 128) * ((s.n + 127) / 128);
   std::vector<std::pair<const char*, const char*>> order;  // (family, why), first that takes it
   if (s.m <= 16) order.push_back({"gemv", "M <= 16: bound by reading B"});
+  if (s.n <= 16) order.push_back({"gemv_cols", "N <= 16: bound by reading A"});
   if (d.sm_count == 0 || tiles < d.sm_count)
     order.push_back({tensor ? "split_k_mma" : "split_k", "fewer 128 x 128 tiles than SMs"});
   if (a == Arithmetic::tf32) order.push_back({"wgmma_tma", "the TF32 rungs' fastest"});
@@ -157,6 +163,7 @@ Choice choose_uncached(Arithmetic a, const GemmShape& s, const DeviceLimits& d) 
     if (e.variant == nullptr || e.arithmetic != a) continue;
     if (e.m == s.m && e.n == s.n && e.k == s.k)
       if (const Variant* v = find(e.variant, a); takes(v, s, d)) return {v, "table"};
+    if (kind_of(e.m, e.n) != kind_of(s.m, s.n)) continue;
     const Variant* v = find(with_device_split(e.variant), a);
     if (takes(v, s, d) && distance(e, s) < best) {
       best = distance(e, s);

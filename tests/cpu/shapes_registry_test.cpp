@@ -106,6 +106,13 @@ TEST(ShapesRegistry, AutoExistsPerArithmeticAndNamesItsChoice) {
   const std::string two_rows = fp64.choice({2, 4096, 4096});
   EXPECT_NE(two_rows.find("\"family\": \"gemv\""), std::string::npos) << two_rows;
   EXPECT_NE(two_rows.find("nearest table shape 1x4096x4096"), std::string::npos) << two_rows;
+  // One column of B is a shape of another kind than every table entry (the suites hold none with
+  // N <= 16): no entry's configuration, the rule's kernel that reads A once.
+  for (const Variant* v : {&fp32, &fp64, &tf32}) {
+    const std::string one_column = v->choice({4097, 1, 4096});
+    EXPECT_NE(one_column.find("\"family\": \"gemv_cols\""), std::string::npos) << one_column;
+    EXPECT_NE(one_column.find("rule: N <= 16"), std::string::npos) << one_column;
+  }
 }
 
 // Every entry of the committed table: the dispatcher of its arithmetic runs the entry's variant
