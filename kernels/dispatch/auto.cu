@@ -7,11 +7,15 @@
 // The choice for a shape, in order:
 //   1. the table (auto_table.inc, written by gemm-tune-shapes from a suite sweep): the
 //      variant measured fastest at exactly this shape;
-//   2. the table's nearest shape of the same kind (a few rows, M <= 16; a few columns, N <= 16;
-//      or neither; distance: the sum of |log ratio| of M, N and K): its variant's configuration,
-//      with its K split taken from the device (a `ks` or `slices` of 0) so that the split
-//      follows this shape's tiles and this GPU's SMs;
-//   3. without a usable entry: gemv for M <= 16, gemv_cols for N <= 16, a split-K tile when the
+//   2. on a GPU, the model (shape_model.h): every candidate the sweep timed, at its predicted
+//      time here, the fastest. A candidate's prediction is its measured time at the two nearest
+//      sweep shapes of the same kind (a few rows, M <= 16; a few columns, N <= 16; or neither;
+//      distance: the sum of |log ratio| of M, N and K; auto_times.inc), each scaled by the work
+//      of the busiest SM here over there (its tiles, waves and K split at both shapes, from its
+//      own launch plan and this GPU's SMs), averaged;
+//   3. without a GPU to plan on (listing), the table's nearest shape of the same kind: its
+//      variant's configuration, with its K split taken from the device (a `ks` or `slices` of 0);
+//   4. without a usable entry: gemv for M <= 16, gemv_cols for N <= 16, a split-K tile when the
 //      output tiles fill fewer than the SMs, otherwise the arithmetic's fastest rung.
 // A candidate that refuses the shape (its precondition, the device) is passed over. The choice
 // is recorded with each result (`choice`: family, variant, rule).
@@ -19,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -28,6 +33,7 @@
 #include <vector>
 
 #include "launch.cuh"
+#include "shape_model.h"
 
 namespace gemm {
 namespace {
@@ -45,6 +51,21 @@ constexpr TableEntry kTable[] = {
 #undef GEMM_AUTO
     {Arithmetic::fp32, 0, 0, 0, nullptr},  // the end (the table is empty before a first sweep)
 };
+
+// Every candidate's median time at every suite shape of the sweep: what the model scales.
+struct TimeEntry {
+  Arithmetic arithmetic;
+  std::int64_t m, n, k;
+  const char* variant;
+  double ms;
+};
+constexpr TimeEntry kTimes[] = {
+#define GEMM_AUTO_TIME(ARITHMETIC, M, N, K, VARIANT, MS) {Arithmetic::ARITHMETIC, M, N, K, VARIANT, MS},
+#include "auto_times.inc"
+#undef GEMM_AUTO_TIME
+    {Arithmetic::fp32, 0, 0, 0, nullptr, 0.0},
+};
+constexpr int kModelReferences = 2;  // nearest sweep shapes per candidate
 
 Precision precision_of(Arithmetic a) { return a == Arithmetic::fp64 ? Precision::fp64 : Precision::fp32; }
 
@@ -128,13 +149,64 @@ bool takes(const Variant* v, const GemmShape& s, const DeviceLimits& d) {
   return !check_launch(*v, s, d);
 }
 
-// What kind of shape: a few rows, a few columns, or neither. A shape takes a configuration only
-// from table shapes of its kind: a kernel that serves 64 columns says nothing about one.
-int kind_of(std::int64_t m, std::int64_t n) { return m <= 16 ? 0 : n <= 16 ? 1 : 2; }
+// A shape takes a configuration or a time only from sweep shapes of its kind (dispatch::
+// shape_kind): a kernel that serves 64 columns says nothing about one.
+int kind_of(std::int64_t m, std::int64_t n) { return dispatch::shape_kind(m, n); }
 
-double distance(const TableEntry& e, const GemmShape& s) {
-  return std::abs(std::log(double(e.m) / double(s.m))) + std::abs(std::log(double(e.n) / double(s.n))) +
-         std::abs(std::log(double(e.k) / double(s.k)));
+template <typename Entry>
+double distance(const Entry& e, const GemmShape& s) {
+  return dispatch::shape_distance(e.m, e.n, e.k, s.m, s.n, s.k);
+}
+
+// The busiest SM's work when `v` runs `s` on this GPU (shape_model.h), from v's launch plan.
+double busiest_sm_work(const Variant& v, const GemmShape& s, const DeviceLimits& d) {
+  const LaunchPlan p = v.plan(s);
+  const std::string name = v.name();
+  dispatch::TileGeometry g;
+  g.m = s.m, g.n = s.n, g.k = s.k;
+  g.bm = dispatch::name_param(name, "bm"), g.bn = dispatch::name_param(name, "bn");
+  g.bk = dispatch::name_param(name, "bk");
+  g.grid_x = p.grid.x, g.grid_y = p.grid.y, g.grid_blocks = p.grid.count();
+  g.persistent = v.persistent_grid && v.family != "stream_k";  // stream-K splits k-tiles evenly
+  return dispatch::busiest_sm_work(g, d.sm_count);
+}
+
+std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+// Rule 2: the candidate with the shortest predicted time (needs a device: plans and SMs).
+Choice by_model(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
+  if (d.sm_count == 0) return {};
+  std::map<std::string, std::vector<const TimeEntry*>> timed;  // by candidate, in name order
+  for (const TimeEntry& t : kTimes)
+    if (t.variant != nullptr && t.arithmetic == a && kind_of(t.m, t.n) == kind_of(s.m, s.n))
+      timed[t.variant].push_back(&t);
+  Choice best;
+  double best_ms = std::numeric_limits<double>::infinity();
+  for (auto& [name, entries] : timed) {
+    const Variant* v = find(name, a);
+    if (!takes(v, s, d) || !v->plan) continue;
+    std::stable_sort(entries.begin(), entries.end(), [&s](const TimeEntry* x, const TimeEntry* y) {
+      return distance(*x, s) < distance(*y, s);
+    });
+    const double here = busiest_sm_work(*v, s, d);
+    double sum = 0.0;
+    std::string from;
+    const int refs = std::min<int>(kModelReferences, int(entries.size()));
+    for (int i = 0; i < refs; ++i) {
+      const TimeEntry& t = *entries[i];
+      sum += dispatch::scaled_ms(t.ms, busiest_sm_work(*v, {t.m, t.n, t.k}, d), here);
+      from += (i ? " and " : "") + shape_text(t.m, t.n, t.k);
+    }
+    if (refs > 0 && sum / refs < best_ms) {
+      best_ms = sum / refs;
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.4g", best_ms);
+      best = {v, std::string("model: ") + ms + " ms, scaled from its times at " + from};
+    }
+  }
+  return best;
 }
 
 // Rule 3: without a table entry that takes the shape.
@@ -163,6 +235,10 @@ Choice choose_uncached(Arithmetic a, const GemmShape& s, const DeviceLimits& d) 
     if (e.variant == nullptr || e.arithmetic != a) continue;
     if (e.m == s.m && e.n == s.n && e.k == s.k)
       if (const Variant* v = find(e.variant, a); takes(v, s, d)) return {v, "table"};
+  }
+  if (Choice c = by_model(a, s, d); c.variant) return c;
+  for (const TableEntry& e : kTable) {
+    if (e.variant == nullptr || e.arithmetic != a) continue;
     if (kind_of(e.m, e.n) != kind_of(s.m, s.n)) continue;
     const Variant* v = find(with_device_split(e.variant), a);
     if (takes(v, s, d) && distance(e, s) < best) {
@@ -224,8 +300,8 @@ Variant dispatcher(Arithmetic a, const char* family, Compute compute) {
       .spins()  // the variant it runs may poll (mbarriers, split counters)
       .tags({tag::tracked, tag::summary})
       .origin("the fastest variant per shape: kernels/dispatch/auto_table.inc, filled by "
-              "gemm-tune-shapes from a suite sweep; the nearest tuned shape's "
-              "configuration elsewhere")
+              "gemm-tune-shapes from a suite sweep; elsewhere the candidate whose sweep times, "
+              "scaled to the shape's tiles and waves, predict the shortest time")
       .build();
 }
 

@@ -2,9 +2,11 @@
 // FP32 matrices with K (A's rows) or N (B's and C's rows) not a multiple of 4 cannot be tensor
 // maps as they lie. They are copied into the workspace with rows padded to a multiple of 4
 // (A: M x K, B: K x N), the GEMM runs on the copies (the maps keep the true K and N, so TMA
-// reads the padding as zeros, as it does any box past the matrix), and where N was padded C is
-// written padded too and copied back. The copies are part of the variant's run, so their time
-// is in every timing of it: at 4096 x 4096 x 4093, A's copy moves 128 MB, about 5% of the GEMM.
+// reads the padding as zeros, as it does any box past the matrix). C is not read through a
+// map: the kernels store it in place at any N (wgmma_tile.cuh), so it needs no copy. The
+// copies are part of the variant's run, so their time is in every timing of it: at
+// 4096 x 4096 x 4093, A's copy moves 128 MB, about 5% of the GEMM; at 2049 x 2047 x 33, the
+// copies of A and B move 0.5 MB where a padded C would have moved 50 MB.
 #pragma once
 
 #include <cstddef>
@@ -33,8 +35,8 @@ inline void copy_rows(const float* src, int rows, int cols, int lds, float* dst,
   launch(p, stream, copy_rows_kernel<float>, src, rows, cols, lds, dst, ldd);
 }
 
-// Where the padded copies lie in the workspace: A (M x Kp) where K % 4 != 0, B (K x Np) and C
-// (M x Np) where N % 4 != 0, each 256-byte aligned.
+// Where the padded copies lie in the workspace: A (M x Kp) where K % 4 != 0, B (K x Np) where
+// N % 4 != 0, each 256-byte aligned.
 struct TmaPadding {
   std::int64_t m, n, k, kp, np;
   bool pad_a() const { return kp != k; }
@@ -45,26 +47,22 @@ struct TmaPadding {
   static std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
   std::size_t a_bytes() const { return pad_a() ? aligned(std::size_t(m * kp) * sizeof(float)) : 0; }
   std::size_t b_bytes() const { return pad_n() ? aligned(std::size_t(k * np) * sizeof(float)) : 0; }
-  std::size_t c_bytes() const { return pad_n() ? aligned(std::size_t(m * np) * sizeof(float)) : 0; }
-  std::size_t bytes() const { return a_bytes() + b_bytes() + c_bytes(); }
+  std::size_t bytes() const { return a_bytes() + b_bytes(); }
 };
 
-// The operands the kernel and the maps see: the originals, or their padded copies.
+// The operands the maps see: the originals, or their padded copies.
 struct TmaOperands {
   const float* a;
   int lda;
   const float* b;
   int ldb;
-  float* c;
-  int ldc;
 };
 
 // Copies A and B into the workspace where their strides need it (on `stream`, before the GEMM).
 inline TmaOperands tma_operands(const Operands& ops, cudaStream_t stream) {
   const TmaPadding pad(ops.shape);
   const int m = int(pad.m), n = int(pad.n), k = int(pad.k);
-  TmaOperands t{static_cast<const float*>(ops.a), k, static_cast<const float*>(ops.b), n,
-                static_cast<float*>(ops.c), n};
+  TmaOperands t{static_cast<const float*>(ops.a), k, static_cast<const float*>(ops.b), n};
   if (pad.bytes() == 0) return t;
   if (ops.workspace == nullptr || ops.workspace_bytes < pad.bytes())
     throw std::invalid_argument("wgmma: needs a workspace of " + std::to_string(pad.bytes()) +
@@ -74,22 +72,14 @@ inline TmaOperands tma_operands(const Operands& ops, cudaStream_t stream) {
   if (pad.pad_a()) {
     auto* a = reinterpret_cast<float*>(base);
     copy_rows(t.a, m, k, k, a, int(pad.kp), stream);
-    t = {a, int(pad.kp), t.b, t.ldb, t.c, t.ldc};
+    t = {a, int(pad.kp), t.b, t.ldb};
   }
   if (pad.pad_n()) {
     auto* b = reinterpret_cast<float*>(base + pad.a_bytes());
-    auto* c = reinterpret_cast<float*>(base + pad.a_bytes() + pad.b_bytes());
     copy_rows(t.b, k, n, n, b, int(pad.np), stream);
-    t = {t.a, t.lda, b, int(pad.np), c, int(pad.np)};
+    t = {t.a, t.lda, b, int(pad.np)};
   }
   return t;
-}
-
-// After the GEMM: C from its padded copy, where there is one.
-inline void finish_tma_operands(const TmaOperands& t, const Operands& ops, cudaStream_t stream) {
-  if (t.c == ops.c) return;
-  copy_rows(t.c, int(ops.shape.m), int(ops.shape.n), t.ldc, static_cast<float*>(ops.c),
-            int(ops.shape.n), stream);
 }
 
 }  // namespace gemm::tensor

@@ -175,8 +175,19 @@ struct WgPipeline {
   }
 };
 
+// Columns n and n + 1 of one row of C: one 8-byte store where rows are an even number of floats
+// apart (n is even, so the pair is aligned and n < N implies n + 1 < N), else two 4-byte ones.
+__device__ __forceinline__ void store_c_pair(float* row, int n, int N, float x, float y) {
+  if (N % 2 == 0) {
+    *reinterpret_cast<float2*>(row + n) = make_float2(x, y);
+  } else {
+    row[n] = x;
+    if (n + 1 < N) row[n + 1] = y;
+  }
+}
+
 // d holds C^T: fragment row g <-> column n, row g + 8 <-> column n + 1; fragment column
-// 8i + 2t (+1) <-> row m (+1) of C. N % 4 == 0 and n even: n < N implies n + 1 < N.
+// 8i + 2t (+1) <-> row m (+1) of C. C is stored as it lies (rows N apart, any N).
 template <int BM>
 __device__ __forceinline__ void store_c_transposed(const float (&d)[BM / 2], float* C, int M, int N,
                                                    int m0, int n0, const FragmentSlot& slot) {
@@ -185,11 +196,8 @@ __device__ __forceinline__ void store_c_transposed(const float (&d)[BM / 2], flo
 #pragma unroll
   for (int i = 0; i < BM / 8; ++i) {
     const int m = m0 + 8 * i + 2 * slot.t;
-    if (m < M)
-      *reinterpret_cast<float2*>(C + std::size_t(m) * N + n) = make_float2(d[4 * i], d[4 * i + 2]);
-    if (m + 1 < M)
-      *reinterpret_cast<float2*>(C + std::size_t(m + 1) * N + n) =
-          make_float2(d[4 * i + 1], d[4 * i + 3]);
+    if (m < M) store_c_pair(C + std::size_t(m) * N, n, N, d[4 * i], d[4 * i + 2]);
+    if (m + 1 < M) store_c_pair(C + std::size_t(m + 1) * N, n, N, d[4 * i + 1], d[4 * i + 3]);
   }
 }
 
@@ -216,7 +224,7 @@ inline VariantBuilder wgmma_variant(const std::string& family, const WgmmaTmaCon
             "so B^T is the register operand; B rounded to TF32 (cvt.rna) in the registers, A "
             "truncated to TF32 by the tensor core (it goes from TMA to the tensor core without a "
             "register); outputs per thread counted per tile over the consumer warpgroups; K or N "
-            "not a multiple of 4: A (B and C) copied to 16-byte row strides first, in the time")
+            "not a multiple of 4: A (B) copied to 16-byte row strides first, in the time")
       .workspace([](const GemmShape& s) { return TmaPadding(s).bytes(); })
       .precondition([](const GemmShape&, const DeviceLimits& d) -> std::optional<std::string> {
         if (d.cc_major != 9 || d.cc_minor != 0)
@@ -241,13 +249,13 @@ inline KernelLaunch wgmma_launch(const WgmmaTmaConfig& tile,
     return p;
   };
   l.run = [plan = l.plan, bm = tile.bm, kernel](const Operands& ops, cudaStream_t stream) {
-    // Rows of A or B not a multiple of 16 bytes: padded copies first (tma_padded.cuh). The
-    // kernel then stores a C with rows ldc apart (ldc >= N; the columns past N are zeros).
+    // Rows of A or B not a multiple of 16 bytes: padded copies first (tma_padded.cuh); C is
+    // stored in place.
     const TmaOperands t = tma_operands(ops, stream);
     const int m = int(ops.shape.m), n = int(ops.shape.n), k = int(ops.shape.k);
     const TmaMapPair& maps = tma_maps_for(bm, WgmmaTmaConfig::bk, t.a, t.lda, t.b, t.ldb, m, n, k);
-    launch(plan(ops.shape), stream, kernel, t.a, t.b, t.c, m, t.ldc, k, maps.a, maps.b);
-    finish_tma_operands(t, ops, stream);
+    launch(plan(ops.shape), stream, kernel, t.a, t.b, static_cast<float*>(ops.c), m, n, k, maps.a,
+           maps.b);
   };
   return l;
 }

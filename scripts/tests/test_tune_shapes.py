@@ -131,6 +131,41 @@ def test_the_heldout_list_is_read_and_never_enters_the_table(tmp_path):
     assert (7, 4096, 14336) not in kept and (1, 4096, 4096) in kept
 
 
+def test_the_times_hold_every_candidate_at_every_suite_shape_and_no_heldout_one():
+    times, _ = tune.collect(
+        [
+            bench("gemv/ks:0", 0.03, shape=(7, 4096, 14336)),
+            bench("gemv/ks:0", 0.031),
+            bench("split_k/bm:32/slices:0", 0.0405),
+            bench("split_k/bm:32/slices:0", 0.0395),
+        ]
+    )
+    text = tune.render_times(times, "sweep.json", {(7, 4096, 14336)})
+    lines = [line for line in text.splitlines() if line.startswith("GEMM_AUTO_TIME(")]
+    # Both arithmetics an FP32 kernel serves; per shape the fastest first; the median of repeats.
+    assert lines == [
+        'GEMM_AUTO_TIME(fp32, 1, 4096, 4096, "gemv/ks:0", 0.031)',
+        'GEMM_AUTO_TIME(fp32, 1, 4096, 4096, "split_k/bm:32/slices:0", 0.04)',
+        'GEMM_AUTO_TIME(tf32, 1, 4096, 4096, "gemv/ks:0", 0.031)',
+        'GEMM_AUTO_TIME(tf32, 1, 4096, 4096, "split_k/bm:32/slices:0", 0.04)',
+    ]
+    assert "source: sweep.json" in text
+
+
+def test_the_committed_times_name_only_suite_shapes():
+    from gemm_study.data.paths import CHECKOUT
+
+    heldout = tune.heldout_shapes()
+    text = (CHECKOUT / "kernels" / "dispatch" / "auto_times.inc").read_text()
+    shapes = set()
+    for line in text.splitlines():
+        if line.startswith("GEMM_AUTO_TIME("):
+            fields = [f.strip() for f in line[len("GEMM_AUTO_TIME(") :].split(",")]
+            shapes.add(tuple(int(x) for x in fields[1:4]))
+            assert float(fields[5].rstrip(")")) > 0
+    assert len(shapes) >= 30 and not shapes & heldout
+
+
 @pytest.mark.parametrize("text", ["4x4", "4x4x0", "axbxc"])
 def test_a_bad_heldout_line_names_its_line(tmp_path, text):
     from gemm_study.data.errors import InputError

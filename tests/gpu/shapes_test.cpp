@@ -6,11 +6,13 @@
 // (correctness_test.cpp) at its odd shapes and tails.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "counter_test_support.h"
 #include "cuda_check.h"
+#include "dispatch/shape_model.h"
 #include "gpu_test_support.h"
 
 namespace gemm::test {
@@ -164,6 +166,38 @@ TEST(CorrectnessWorkspace, AMissingWorkspaceIsRefusedWithItsSizeNotACrash) {
     FAIL() << "ran without the workspace it needs";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("needs a workspace of"), std::string::npos) << e.what();
+  }
+}
+
+// Off the table, on a GPU, auto runs the candidate its model predicts fastest, scaled from its
+// times at the two nearest sweep shapes of the same kind (kernels/dispatch/shape_model.h).
+TEST(DispatchModel, AShapeOffTheTableIsChosenByTheModelFromTwoSweepShapesOfItsKind) {
+  GEMM_REQUIRE_GPU();
+  const struct {
+    const char* family;
+    Precision precision;
+    GemmShape shape;
+  } cases[] = {{"auto", Precision::fp32, {48, 14336, 4096}},
+               {"auto_tf32", Precision::fp32, {96, 28672, 8192}},
+               {"auto", Precision::fp64, {3000, 3000, 3000}},
+               {"auto", Precision::fp64, {7, 4096, 14336}}};
+  for (const auto& c : cases) {
+    const Variant& v = find_variant(c.family, c.precision);
+    const std::string choice = v.choice(c.shape);
+    SCOPED_TRACE(choice);
+    const std::size_t at = choice.find("\"rule\": \"model: ");
+    ASSERT_NE(at, std::string::npos);
+    // "... scaled from its times at AxBxC and DxExF": two shapes, each of the shape's kind.
+    const std::size_t from = choice.find("times at ", at) + 9;
+    const std::string shapes = choice.substr(from, choice.find('"', from) - from);
+    long long m1 = 0, n1 = 0, k1 = 0, m2 = 0, n2 = 0, k2 = 0;
+    ASSERT_EQ(std::sscanf(shapes.c_str(), "%lldx%lldx%lld and %lldx%lldx%lld", &m1, &n1, &k1, &m2, &n2,
+                          &k2),
+              6);
+    const int kind = dispatch::shape_kind(c.shape.m, c.shape.n);
+    EXPECT_EQ(dispatch::shape_kind(m1, n1), kind);
+    EXPECT_EQ(dispatch::shape_kind(m2, n2), kind);
+    EXPECT_FALSE(check_launch(v, c.shape, device().limits).has_value());
   }
 }
 

@@ -1,0 +1,83 @@
+// The dispatcher's model of a kernel's time at a shape where it was not measured: its measured
+// time at the nearest shapes of the sweep, scaled by the work of the busiest SM (tiles, waves,
+// K per split). Plain arithmetic, shared by auto.cu and its CPU test.
+//
+// Why the busiest SM: a grid's blocks go to the SMs in turn, so the kernel ends when the SM that
+// got ceil(blocks / SMs) of them has done their work; with several blocks resident per SM they
+// share its pipes, so the SM's time follows the work it holds, not the number of waves. A
+// block's work is its share of the padded tiles' k-tiles (split-K and stream-K divide K among
+// blocks), plus one k-tile for its prologue and epilogue; a persistent grid's block loops over
+// whole tiles. What the scaling leaves out (the clock, memory-bound kernels, how well a tile
+// hides latency at that size) is in the measured time it scales; a few microseconds of launch
+// and of an empty grid do not scale at all.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace gemm::dispatch {
+
+// How a kernel covers a shape: its block tile and its grid.
+struct TileGeometry {
+  std::int64_t m = 0, n = 0, k = 0;     // the shape
+  std::int64_t bm = 0, bn = 0, bk = 1;  // the block tile; 0: unknown (taken from the grid)
+  std::int64_t grid_x = 1, grid_y = 1;  // blocks across N and down M
+  std::int64_t grid_blocks = 1;         // all blocks (with K slices)
+  bool persistent = false;              // each block loops over whole tiles
+};
+
+// Measured times below this do not scale with the work (launch, an empty grid's ramp).
+constexpr double kFixedMs = 0.004;
+
+inline std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+inline std::int64_t pow2_at_least(std::int64_t x) {
+  std::int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+// The work of the busiest SM, in multiply-adds of padded tiles. A kernel without tile
+// parameters (the tuned rung, the GEMV kernels) is taken to cover M and N in power-of-two
+// tiles, one per block of its grid.
+inline double busiest_sm_work(TileGeometry g, int sms) {
+  if (sms <= 0 || g.grid_blocks <= 0) return 0.0;
+  if (g.bm <= 0) g.bm = pow2_at_least(ceil_div64(g.m, std::max<std::int64_t>(g.grid_y, 1)));
+  if (g.bn <= 0) g.bn = pow2_at_least(ceil_div64(g.n, std::max<std::int64_t>(g.grid_x, 1)));
+  if (g.bk <= 0) g.bk = 1;
+  const double tiles = double(ceil_div64(g.m, g.bm)) * double(ceil_div64(g.n, g.bn));
+  const double tile_work = double(g.bm) * double(g.bn) * double(ceil_div64(g.k, g.bk) + 1) * double(g.bk);
+  const double blocks_on_busiest = double(ceil_div64(g.grid_blocks, sms));
+  if (g.persistent) return blocks_on_busiest * std::ceil(tiles / double(g.grid_blocks)) * tile_work;
+  return blocks_on_busiest * tiles * tile_work / double(g.grid_blocks);
+}
+
+// A time measured where the busiest SM did `work_measured`, moved to where it does `work_new`.
+inline double scaled_ms(double measured_ms, double work_measured, double work_new) {
+  if (work_measured <= 0.0) return measured_ms;
+  const double fixed = std::min(measured_ms, kFixedMs);
+  return fixed + (measured_ms - fixed) * work_new / work_measured;
+}
+
+// Distance between shapes: the sum of |log ratio| of M, N and K.
+inline double shape_distance(std::int64_t m1, std::int64_t n1, std::int64_t k1, std::int64_t m2,
+                             std::int64_t n2, std::int64_t k2) {
+  return std::abs(std::log(double(m1) / double(m2))) + std::abs(std::log(double(n1) / double(n2))) +
+         std::abs(std::log(double(k1) / double(k2)));
+}
+
+// A shape's kind: a few rows (M <= 16), a few columns (N <= 16), or neither. Measurements of
+// one kind say nothing of another's kernels (a GEMV's time at M = 8 is no guide at M = 64).
+inline int shape_kind(std::int64_t m, std::int64_t n) { return m <= 16 ? 0 : n <= 16 ? 1 : 2; }
+
+// The parameter `key` of a variant name ("split_k/bm:64/bn:128/..."), 0 where it has none.
+inline std::int64_t name_param(const std::string& name, const std::string& key) {
+  const std::string field = "/" + key + ":";
+  const std::size_t at = name.find(field);
+  if (at == std::string::npos) return 0;
+  return std::stoll(name.substr(at + field.size()));
+}
+
+}  // namespace gemm::dispatch

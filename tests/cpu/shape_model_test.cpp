@@ -1,0 +1,85 @@
+// The dispatcher's model (kernels/dispatch/shape_model.h): the busiest SM's work from tiles,
+// waves and K splits, and how a measured time moves with it. Every expected value is counted by
+// hand from the geometry written beside it.
+#include <gtest/gtest.h>
+
+#include "dispatch/shape_model.h"
+
+namespace gemm::dispatch {
+namespace {
+
+constexpr int kSms = 132;
+
+TileGeometry tiled(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t bm, std::int64_t bn,
+                   std::int64_t bk, std::int64_t slices = 1) {
+  TileGeometry g;
+  g.m = m, g.n = n, g.k = k, g.bm = bm, g.bn = bn, g.bk = bk;
+  g.grid_x = (n + bn - 1) / bn, g.grid_y = (m + bm - 1) / bm;
+  g.grid_blocks = g.grid_x * g.grid_y * slices;
+  return g;
+}
+
+// A 128 x 128 tile over K = 4096 in k-tiles of 32: 128 k-tiles, plus one for the epilogue.
+constexpr double kTileWork = 128.0 * 128.0 * (128 + 1) * 32;
+
+TEST(ShapeModel, TheBusiestSmRunsCeilBlocksOverSmsTiles) {
+  // 4096 x 4096: 32 x 32 = 1024 tiles; 1024 / 132 = 7.76, so the busiest SM runs 8.
+  EXPECT_DOUBLE_EQ(busiest_sm_work(tiled(4096, 4096, 4096, 128, 128, 32), kSms), 8 * kTileWork);
+  // 132 tiles fill the SMs once: one tile each; 133 make one SM run two.
+  EXPECT_DOUBLE_EQ(busiest_sm_work(tiled(128, 132 * 128, 4096, 128, 128, 32), kSms), kTileWork);
+  EXPECT_DOUBLE_EQ(busiest_sm_work(tiled(128, 133 * 128, 4096, 128, 128, 32), kSms), 2 * kTileWork);
+}
+
+TEST(ShapeModel, PaddedRowsCostAWholeTile) {
+  // M = 96 with 64-row tiles is two row tiles (128 rows of work), with 128-row tiles one.
+  const double rows64 = busiest_sm_work(tiled(96, 28672, 8192, 64, 128, 32), kSms);
+  const double rows128 = busiest_sm_work(tiled(96, 28672, 8192, 128, 128, 32), kSms);
+  // 64-row: 2 x 224 = 448 blocks, 4 on the busiest SM, 64 x 128 each; 128-row: 224 blocks, 2.
+  EXPECT_DOUBLE_EQ(rows64, 4 * 64.0 * 128 * (256 + 1) * 32);
+  EXPECT_DOUBLE_EQ(rows128, 2 * 128.0 * 128 * (256 + 1) * 32);
+  EXPECT_DOUBLE_EQ(rows64, rows128);
+}
+
+TEST(ShapeModel, SlicesOfKShareATilesWork) {
+  // One 128 x 128 tile, K = 4096 cut into 8 slices: 8 blocks on 8 SMs, an eighth of the tile each.
+  EXPECT_DOUBLE_EQ(busiest_sm_work(tiled(128, 128, 4096, 128, 128, 32, 8), kSms), kTileWork / 8);
+}
+
+TEST(ShapeModel, APersistentBlockLoopsOverWholeTiles) {
+  TileGeometry g = tiled(4096, 4096, 4096, 128, 128, 32);
+  g.grid_blocks = kSms;  // one block per SM, 1024 tiles: the busiest loops over 8
+  g.persistent = true;
+  EXPECT_DOUBLE_EQ(busiest_sm_work(g, kSms), 8 * kTileWork);
+}
+
+TEST(ShapeModel, AKernelWithoutTileParametersCoversTheShapeInPowerOfTwoTiles) {
+  TileGeometry g;
+  g.m = 1000, g.n = 1000, g.k = 64;
+  g.grid_x = 8, g.grid_y = 8, g.grid_blocks = 64;  // 125 rows and columns a block: 128 x 128 tiles
+  EXPECT_DOUBLE_EQ(busiest_sm_work(g, kSms), 128.0 * 128 * (64 + 1));
+}
+
+TEST(ShapeModel, OnlyTheTimeAboveTheFixedPartScales) {
+  EXPECT_NEAR(scaled_ms(0.104, 1.0, 2.0), kFixedMs + 0.100 * 2, 1e-12);
+  EXPECT_NEAR(scaled_ms(0.104, 2.0, 1.0), kFixedMs + 0.100 / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(scaled_ms(0.003, 1.0, 100.0), 0.003);  // all of it fixed
+  EXPECT_DOUBLE_EQ(scaled_ms(0.5, 0.0, 1.0), 0.5);        // nothing to scale by
+  EXPECT_DOUBLE_EQ(busiest_sm_work(tiled(64, 64, 64, 64, 64, 8), 0), 0.0);  // no device
+}
+
+TEST(ShapeModel, KindsDistancesAndParameters) {
+  EXPECT_EQ(shape_kind(16, 4096), 0);
+  EXPECT_EQ(shape_kind(4097, 16), 1);
+  EXPECT_EQ(shape_kind(17, 17), 2);
+  EXPECT_DOUBLE_EQ(shape_distance(64, 64, 64, 64, 64, 64), 0.0);
+  EXPECT_NEAR(shape_distance(128, 64, 64, 64, 64, 256), std::log(2.0) + std::log(4.0), 1e-12);
+  const std::string name = "split_k_mma/bm:64/bn:128/bk:32/wm:32/wn:64/stages:4/slices:0";
+  EXPECT_EQ(name_param(name, "bm"), 64);
+  EXPECT_EQ(name_param(name, "bn"), 128);
+  EXPECT_EQ(name_param(name, "bk"), 32);
+  EXPECT_EQ(name_param(name, "slices"), 0);
+  EXPECT_EQ(name_param("tuned", "bm"), 0);
+}
+
+}  // namespace
+}  // namespace gemm::dispatch
