@@ -166,7 +166,7 @@ double busiest_sm_work(const Variant& v, const GemmShape& s, const DeviceLimits&
   g.m = s.m, g.n = s.n, g.k = s.k;
   g.bm = dispatch::name_param(name, "bm"), g.bn = dispatch::name_param(name, "bn");
   g.bk = dispatch::name_param(name, "bk");
-  g.grid_x = p.grid.x, g.grid_y = p.grid.y, g.grid_blocks = p.grid.count();
+  g.grid_blocks = p.grid.count();
   g.persistent = v.persistent_grid && v.family != "stream_k";  // stream-K splits k-tiles evenly
   return dispatch::busiest_sm_work(g, d.sm_count);
 }

@@ -7,12 +7,12 @@
 // share its pipes, so the SM's time follows the work it holds, not the number of waves. A
 // block's work is its share of the padded tiles' k-tiles (split-K and stream-K divide K among
 // blocks), plus one k-tile for its prologue and epilogue; a persistent grid's block loops over
-// whole tiles. What the scaling leaves out (the clock, memory-bound kernels, how well a tile
+// whole tiles. A kernel without a block tile (the tuned rung, which picks its own; the GEMV
+// kernels) counts its share of M x N x K unpadded. What the scaling leaves out (the clock, memory-bound kernels, how well a tile
 // hides latency at that size) is in the measured time it scales; a few microseconds of launch
 // and of an empty grid do not scale at all.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -22,8 +22,7 @@ namespace gemm::dispatch {
 // How a kernel covers a shape: its block tile and its grid.
 struct TileGeometry {
   std::int64_t m = 0, n = 0, k = 0;     // the shape
-  std::int64_t bm = 0, bn = 0, bk = 1;  // the block tile; 0: unknown (taken from the grid)
-  std::int64_t grid_x = 1, grid_y = 1;  // blocks across N and down M
+  std::int64_t bm = 0, bn = 0, bk = 1;  // the block tile; 0: the kernel names none
   std::int64_t grid_blocks = 1;         // all blocks (with K slices)
   bool persistent = false;              // each block loops over whole tiles
 };
@@ -33,23 +32,16 @@ constexpr double kFixedMs = 0.004;
 
 inline std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-inline std::int64_t pow2_at_least(std::int64_t x) {
-  std::int64_t p = 1;
-  while (p < x) p *= 2;
-  return p;
-}
-
-// The work of the busiest SM, in multiply-adds of padded tiles. A kernel without tile
-// parameters (the tuned rung, the GEMV kernels) is taken to cover M and N in power-of-two
-// tiles, one per block of its grid.
+// The work of the busiest SM, in multiply-adds of padded tiles (of M x N x K where the kernel
+// names no tile).
 inline double busiest_sm_work(TileGeometry g, int sms) {
   if (sms <= 0 || g.grid_blocks <= 0) return 0.0;
-  if (g.bm <= 0) g.bm = pow2_at_least(ceil_div64(g.m, std::max<std::int64_t>(g.grid_y, 1)));
-  if (g.bn <= 0) g.bn = pow2_at_least(ceil_div64(g.n, std::max<std::int64_t>(g.grid_x, 1)));
+  const double blocks_on_busiest = double(ceil_div64(g.grid_blocks, sms));
+  if (g.bm <= 0 || g.bn <= 0)
+    return blocks_on_busiest * double(g.m) * double(g.n) * double(g.k + 1) / double(g.grid_blocks);
   if (g.bk <= 0) g.bk = 1;
   const double tiles = double(ceil_div64(g.m, g.bm)) * double(ceil_div64(g.n, g.bn));
   const double tile_work = double(g.bm) * double(g.bn) * double(ceil_div64(g.k, g.bk) + 1) * double(g.bk);
-  const double blocks_on_busiest = double(ceil_div64(g.grid_blocks, sms));
   if (g.persistent) return blocks_on_busiest * std::ceil(tiles / double(g.grid_blocks)) * tile_work;
   return blocks_on_busiest * tiles * tile_work / double(g.grid_blocks);
 }

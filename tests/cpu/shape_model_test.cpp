@@ -14,8 +14,7 @@ TileGeometry tiled(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
                    std::int64_t bk, std::int64_t slices = 1) {
   TileGeometry g;
   g.m = m, g.n = n, g.k = k, g.bm = bm, g.bn = bn, g.bk = bk;
-  g.grid_x = (n + bn - 1) / bn, g.grid_y = (m + bm - 1) / bm;
-  g.grid_blocks = g.grid_x * g.grid_y * slices;
+  g.grid_blocks = ((n + bn - 1) / bn) * ((m + bm - 1) / bm) * slices;
   return g;
 }
 
@@ -52,11 +51,11 @@ TEST(ShapeModel, APersistentBlockLoopsOverWholeTiles) {
   EXPECT_DOUBLE_EQ(busiest_sm_work(g, kSms), 8 * kTileWork);
 }
 
-TEST(ShapeModel, AKernelWithoutTileParametersCoversTheShapeInPowerOfTwoTiles) {
+TEST(ShapeModel, AKernelWithoutATileCountsItsShareOfTheShapeUnpadded) {
   TileGeometry g;
-  g.m = 1000, g.n = 1000, g.k = 64;
-  g.grid_x = 8, g.grid_y = 8, g.grid_blocks = 64;  // 125 rows and columns a block: 128 x 128 tiles
-  EXPECT_DOUBLE_EQ(busiest_sm_work(g, kSms), 128.0 * 128 * (64 + 1));
+  g.m = 4097, g.n = 1, g.k = 4096;
+  g.grid_blocks = 513;  // a warp per row of A, 8 rows a block: 4 blocks on the busiest SM
+  EXPECT_DOUBLE_EQ(busiest_sm_work(g, kSms), 4 * 4097.0 * 1 * (4096 + 1) / 513);
 }
 
 TEST(ShapeModel, OnlyTheTimeAboveTheFixedPartScales) {
