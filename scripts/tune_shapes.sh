@@ -45,7 +45,7 @@ else
   [ -x "$bench" ] || { echo "tune_shapes.sh: no $bench: build first (cmake -B build -G Ninja && cmake --build build)" >&2; exit 2; }
   mkdir -p "$dir"
   families='cublas|cublaslt|cublas_tf32|cublaslt_tf32|tuned|gemv|gemv_cols|split_k|split_k_mma|stream_k'
-  families+='|wgmma_tma|wgmma_persistent|wgmma_rows64|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
+  families+='|wgmma_tma|wgmma_persistent|wgmma_rows|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
   families+='|auto|auto_tf32'
   heldout=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/tests/heldout_shapes.txt" | tr -d ' ' | paste -sd,)
   for precision in fp32 fp64; do

@@ -1,5 +1,5 @@
 // The wgmma + TMA block kernel, one output tile per block (wgmma_tma.cu explains the operand
-// layout and the producer/consumer split): shared by the wgmma_tma rung and wgmma_rows64, its
+// layout and the producer/consumer split): shared by the wgmma_tma rung and wgmma_rows, its
 // 64-row tiles for short M.
 #pragma once
 
