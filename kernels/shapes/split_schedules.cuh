@@ -17,9 +17,9 @@
 
 namespace gemm::shapes {
 
-// At least this many k-tiles per slice or stream-K block: fewer would cost more in pipeline
-// fill and partial tiles than the parallelism gains.
-inline constexpr int kMinKTiles = 4;
+// At least this many k-tiles per stream-K block: fewer would cost more in pipeline fill and
+// partial tiles than the parallelism gains (split-K slices: min_k_tiles_per_slice).
+inline constexpr int kMinKTiles = kMinKTilesPerSlice;
 
 template <typename P>
 struct SplitKSchedule {
@@ -32,7 +32,7 @@ struct SplitKSchedule {
     if (slices > 0) return SplitK::make(k_tiles, slices);
     return SplitK::make(k_tiles, slices_to_fill(tiles(s), k_tiles,
                                                 resident_blocks(kernel(), P::THREADS, P::SMEM_BYTES),
-                                                1.0, kMinKTiles));
+                                                1.0, min_k_tiles_per_slice(tiles(s), device_sms())));
   }
   static LaunchPlan plan(const GemmShape& s, int slices) {
     LaunchPlan p;

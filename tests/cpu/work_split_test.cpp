@@ -46,6 +46,19 @@ TEST(SplitK, TheFillRuleGivesOneWaveAndKeepsEnoughKTilesPerSlice) {
   EXPECT_EQ(slices_to_fill(4, 128, 0, 1.0, 4), 1);
 }
 
+TEST(SplitK, TilesThatCoverMostSmsSplitOnlyIntoLongSlices) {
+  // 132 SMs: below 99 tiles (3/4 of them) slices keep 4 k-tiles, from 99 on 16.
+  EXPECT_EQ(min_k_tiles_per_slice(98, 132), 4);
+  EXPECT_EQ(min_k_tiles_per_slice(99, 132), 16);
+  EXPECT_EQ(min_k_tiles_per_slice(99, 0), 4);  // no device: the plain minimum
+  // 777 x 555 x 333 in 64 x 64 x 16 tiles: 117 tiles, 21 k-tiles, 264 slots. It was 2 slices
+  // of about 10 k-tiles; now one.
+  EXPECT_EQ(slices_to_fill(117, 21, 264, 1.0, kMinKTilesPerSlice), 2);
+  EXPECT_EQ(slices_to_fill(117, 21, 264, 1.0, min_k_tiles_per_slice(117, 132)), 1);
+  // 128 x 4096 x 4096 in 32 x 128 x 16 tiles: 128 tiles, 256 k-tiles, 528 slots: still 4 slices.
+  EXPECT_EQ(slices_to_fill(128, 256, 528, 1.0, min_k_tiles_per_slice(128, 132)), 4);
+}
+
 TEST(SplitK, DecodeRowsSplitOnlyWhereTheirColumnBlocksLeaveSMsIdle) {
   // gemv with 8 warps and 8 rows of FP32 (one block per SM: the rows' sums take more than 128
   // registers a thread) on 132 SMs; column blocks of 128, K units of 8 warps x 4 rows.
