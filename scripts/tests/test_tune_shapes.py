@@ -237,6 +237,30 @@ def test_within_five_percent_of_the_fastest_counts_as_near():
     assert auto_report.summary([row]).holds("fp32") == (True, True, True)
 
 
+def test_a_pick_is_also_judged_by_its_own_time_as_a_candidate():
+    from gemm_study.tuning import auto_report
+
+    # auto ran gemv at 0.0330 ms (9% behind the fastest, 0.0300) but gemv's own candidate run
+    # took 0.0305 (within 5%): the choice was right, the two runs of one kernel differ.
+    benchmarks = [
+        bench("gemv/ks:0", 0.0305),
+        bench("split_k/ks:0", 0.0300),
+        bench("cublas", 0.0300, tags=("reference",)),
+        auto_bench(0.0330, "gemv/ks:0", "table"),
+    ]
+    [row] = [r for r in auto_report.rows(benchmarks, set()) if r.arithmetic == "fp32"]
+    assert row.picked_ms == pytest.approx(0.0305)
+    s = auto_report.summary([row])
+    assert (s.near_best, s.pick_near_best) == (0, 1)
+    # A pick that is no candidate (not timed on its own) counts as not near.
+    [other] = [
+        r
+        for r in auto_report.rows(benchmarks[:3] + [auto_bench(0.03, "tuned", "rule")], set())
+        if r.arithmetic == "fp32"
+    ]
+    assert auto_report.summary([other]).pick_near_best == 0
+
+
 def test_auto_report_without_dispatcher_entries_is_bad_input(tmp_path, capsys):
     from gemm_study.cli import auto_report as cli
 
