@@ -13,7 +13,8 @@
 //      distance: the sum of |log ratio| of M, N and K; auto_times.inc), each scaled by the work
 //      of the busiest SM here over there (its tiles, waves and K split at both shapes, from its
 //      own launch plan and this GPU's SMs), averaged;
-//   3. without a GPU to plan on (listing), the table's nearest shape of the same kind: its
+//   3. without a GPU to plan on (listing), or no candidate with times of the shape's kind, the
+//      table's nearest shape of the same kind: its
 //      variant's configuration, with its K split taken from the device (a `ks` or `slices` of 0);
 //   4. without a usable entry: gemv for M <= 16, gemv_cols for N <= 16, a split-K tile when the
 //      output tiles fill fewer than the SMs, otherwise the arithmetic's fastest rung.
@@ -73,9 +74,11 @@ const char* name_of(Arithmetic a) {
   return a == Arithmetic::fp32 ? "fp32" : a == Arithmetic::tf32 ? "tf32" : "fp64";
 }
 
-// Whether a variant may serve the arithmetic: as accurate or more, and a kernel of ours.
+// Whether a variant may serve the arithmetic: as accurate or more, and a kernel of ours (never a
+// dispatcher: choosing one would ask choose() again under its lock).
 bool serves(const Variant& v, Arithmetic a) {
   if (v.backend != Backend::cuda_kernel || v.precision != precision_of(a)) return false;
+  if (v.has_tag(tag::dispatch)) return false;
   return a != Arithmetic::fp32 || v.compute == Compute::fp32;
 }
 
@@ -167,7 +170,7 @@ double busiest_sm_work(const Variant& v, const GemmShape& s, const DeviceLimits&
   g.bm = dispatch::name_param(name, "bm"), g.bn = dispatch::name_param(name, "bn");
   g.bk = dispatch::name_param(name, "bk");
   g.grid_blocks = p.grid.count();
-  g.persistent = v.persistent_grid && v.family != "stream_k";  // stream-K splits k-tiles evenly
+  g.persistent = v.persistent_grid;
   return dispatch::busiest_sm_work(g, d.sm_count);
 }
 

@@ -5,14 +5,17 @@
 // Why the busiest SM: a grid's blocks go to the SMs in turn, so the kernel ends when the SM that
 // got ceil(blocks / SMs) of them has done their work; with several blocks resident per SM they
 // share its pipes, so the SM's time follows the work it holds, not the number of waves. A
-// block's work is its share of the padded tiles' k-tiles (split-K and stream-K divide K among
-// blocks), plus one k-tile for its prologue and epilogue; a persistent grid's block loops over
-// whole tiles. A kernel without a block tile (the tuned rung, which picks its own; the GEMV
-// kernels) counts its share of M x N x K unpadded. What the scaling leaves out (the clock, memory-bound kernels, how well a tile
+// block's work is its share of the padded tiles' k-tiles, each tile with one k-tile more for its
+// prologue and epilogue (split-K and stream-K divide a tile's among its blocks; the partial
+// tiles a split stores and adds are not counted, the measured times carry them); a persistent
+// grid's block loops over whole tiles. A kernel without a block tile (the tuned rung, which
+// picks its own; the GEMV kernels) counts its share of M x N x (K + 1) unpadded. What the
+// scaling leaves out (the clock, memory-bound kernels, how well a tile
 // hides latency at that size) is in the measured time it scales; a few microseconds of launch
 // and of an empty grid do not scale at all.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -64,12 +67,18 @@ inline double shape_distance(std::int64_t m1, std::int64_t n1, std::int64_t k1, 
 // one kind say nothing of another's kernels (a GEMV's time at M = 8 is no guide at M = 64).
 inline int shape_kind(std::int64_t m, std::int64_t n) { return m <= 16 ? 0 : n <= 16 ? 1 : 2; }
 
-// The parameter `key` of a variant name ("split_k/bm:64/bn:128/..."), 0 where it has none.
+// The parameter `key` of a variant name ("split_k/bm:64/bn:128/..."), 0 where it has none or
+// it is not a positive number (the model then treats the kernel as naming no tile).
 inline std::int64_t name_param(const std::string& name, const std::string& key) {
   const std::string field = "/" + key + ":";
   const std::size_t at = name.find(field);
   if (at == std::string::npos) return 0;
-  return std::stoll(name.substr(at + field.size()));
+  std::int64_t value = 0;
+  for (std::size_t i = at + field.size(); i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) {
+    if (value > (std::int64_t(1) << 40)) return 0;  // no tile is this large
+    value = value * 10 + (name[i] - '0');
+  }
+  return value;
 }
 
 }  // namespace gemm::dispatch

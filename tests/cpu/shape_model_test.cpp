@@ -40,7 +40,8 @@ TEST(ShapeModel, PaddedRowsCostAWholeTile) {
 }
 
 TEST(ShapeModel, SlicesOfKShareATilesWork) {
-  // One 128 x 128 tile, K = 4096 cut into 8 slices: 8 blocks on 8 SMs, an eighth of the tile each.
+  // One 128 x 128 tile, K = 4096 cut into 8 slices: 8 blocks on 8 SMs, an eighth of the tile
+  // each, its extra k-tile included (the partial tiles' stores and sums are in measured times).
   EXPECT_DOUBLE_EQ(busiest_sm_work(tiled(128, 128, 4096, 128, 128, 32, 8), kSms), kTileWork / 8);
 }
 
@@ -78,6 +79,10 @@ TEST(ShapeModel, KindsDistancesAndParameters) {
   EXPECT_EQ(name_param(name, "bk"), 32);
   EXPECT_EQ(name_param(name, "slices"), 0);
   EXPECT_EQ(name_param("tuned", "bm"), 0);
+  // Not a positive number: no tile (the model then counts M x N x K unpadded), never a throw.
+  EXPECT_EQ(name_param("x/bm:-64/bn:64", "bm"), 0);
+  EXPECT_EQ(name_param("x/bm:abc", "bm"), 0);
+  EXPECT_EQ(name_param("x/bm:99999999999999999999999", "bm"), 0);
 }
 
 }  // namespace
