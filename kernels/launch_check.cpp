@@ -22,7 +22,9 @@ std::optional<std::string> check_shape(const GemmShape& s) {
   if (s.m < 1 || s.n < 1 || s.k < 1)
     return std::string("M, N and K must be >= 1 (got ") + s.to_string() + ")";
   // Kernels index with 32-bit ints, like the write-ups they reproduce.
-  if (s.m * s.k > kMaxIndex || s.k * s.n > kMaxIndex || s.m * s.n > kMaxIndex)
+  // (Divided, not multiplied: a product of two dimensions of 2^32 would wrap around int64.)
+  const auto over = [](std::int64_t a, std::int64_t b) { return a > kMaxIndex / b; };
+  if (over(s.m, s.k) || over(s.k, s.n) || over(s.m, s.n))
     return std::string("shape ") + s.to_string() + " has a matrix with more than 2^31-1 elements";
   return std::nullopt;
 }

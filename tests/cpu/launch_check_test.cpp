@@ -6,6 +6,8 @@
 namespace gemm {
 namespace {
 
+constexpr std::int64_t kInt32Max = 2147483647;
+
 // The limits of every GPU since Kepler that matter here (H100: the same).
 DeviceLimits hopper_limits() {
   DeviceLimits l;
@@ -117,6 +119,10 @@ TEST(LaunchCheck, ShapesMustBePositiveAndIndexable) {
   EXPECT_TRUE(check_shape({0, 4, 4}).has_value());
   EXPECT_TRUE(check_shape({4, -1, 4}).has_value());
   EXPECT_TRUE(check_shape({65536, 65536, 1}).has_value());  // C has 2^32 elements
+  // Dimensions whose products wrap around int64 (2^32 x 2^32 = 2^64 = 0): refused, not passed.
+  EXPECT_TRUE(check_shape({std::int64_t(1) << 32, std::int64_t(1) << 32, 1}).has_value());
+  EXPECT_TRUE(check_shape({1, std::int64_t(1) << 62, 4}).has_value());
+  EXPECT_FALSE(check_shape({1, kInt32Max, 1}).has_value());  // exactly 2^31-1 elements: allowed
   EXPECT_FALSE(check_shape({1, 1, 1}).has_value());
   EXPECT_FALSE(check_shape({46340, 46340, 46340}).has_value());
 }
