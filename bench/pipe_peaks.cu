@@ -19,7 +19,8 @@
 // block's loop, the slowest block of the grid (every SM holds the same blocks), so the rate is
 // independent of the clock the GPU ran at; the clock itself (cycles over %globaltimer) and the
 // GFLOP/s from CUDA events are printed beside it. Timed: kernel only, the best of 5 launches
-// after a warm-up.
+// after a warm-up. Beside the forms, the idle latencies of shared memory, L2, DRAM and a barrier
+// (bench/memory_latency.cu), which the account charges a k-tile whose loads are not overlapped.
 //
 // Usage: pipe-peaks [--json=FILE]. Exit status: 0, 1 on a CUDA error, 2 on bad usage or no GPU
 // (or one that is not compute capability 9.0: wgmma is sm_90a code).
@@ -37,6 +38,7 @@
 
 #include "cuda_check.h"
 #include "device_info.h"
+#include "memory_latency.h"
 #include "tensor/sm90a_ptx.cuh"
 
 namespace {
@@ -246,7 +248,8 @@ Measured measure(const gemm::DeviceInfo& device, int iterations) {
   return m;
 }
 
-std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& rows) {
+std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& rows,
+                 const std::vector<gemm::bench::Latency>& latencies) {
   std::string out = "{\n  \"gpu_name\": \"" + device.name + "\",\n  \"sm_count\": " +
                     std::to_string(device.sm_count) + ",\n  \"forms\": [\n";
   char line[512];
@@ -258,6 +261,13 @@ std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& ro
                   "\"gflops\": %.0f}%s\n",
                   m.form.key, m.form.sass, m.form.flop_per_warp_inst, m.warps_per_sm, m.flop_per_clk_per_sm,
                   m.inst_per_clk_per_sm, m.clock_mhz, m.gflops, i + 1 < rows.size() ? "," : "");
+    out += line;
+  }
+  out += "  ],\n  \"latencies\": [\n";
+  for (std::size_t i = 0; i < latencies.size(); ++i) {
+    const auto& l = latencies[i];
+    std::snprintf(line, sizeof(line), "    {\"level\": \"%s\", \"cycles\": %.1f, \"method\": \"%s\"}%s\n",
+                  l.level.c_str(), l.cycles, l.method.c_str(), i + 1 < latencies.size() ? "," : "");
     out += line;
   }
   return out + "  ]\n}\n";
@@ -293,6 +303,7 @@ int run(const std::string& json_path) {
     return finish(2);
   }
   std::vector<Measured> rows;
+  std::vector<gemm::bench::Latency> latencies;
   try {
     rows = {
         measure<Form::ffma>(*device, 4000),      measure<Form::dfma>(*device, 1000),
@@ -300,6 +311,7 @@ int run(const std::string& json_path) {
         measure<Form::dmma_16816>(*device, 300), measure<Form::gmma_tf32_n128>(*device, 4000),
         measure<Form::gmma_tf32>(*device, 2000),
     };
+    latencies = gemm::bench::measure_latencies(*device);
   } catch (...) {
     finish(1);
     throw;
@@ -312,8 +324,10 @@ int run(const std::string& json_path) {
     std::printf("%-14s %-24s %12.0f %8d %14.1f %14.4f %9.0f %10.0f\n", m.form.key, m.form.sass,
                 m.form.flop_per_warp_inst, m.warps_per_sm, m.flop_per_clk_per_sm, m.inst_per_clk_per_sm,
                 m.clock_mhz, m.gflops);
+  std::printf("\nidle latencies, SM cycles (clock64):\n");
+  for (const auto& l : latencies) std::printf("%-8s %8.1f  %s\n", l.level.c_str(), l.cycles, l.method.c_str());
   if (out) {
-    const std::string text = json(*device, rows);
+    const std::string text = json(*device, rows, latencies);
     const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
     const bool closed = std::fclose(out) == 0;
     out = nullptr;

@@ -1,0 +1,141 @@
+// Idle latencies, in SM cycles (clock64): a chain of dependent loads, one thread, so that no two
+// loads overlap and each waits the whole round trip.
+//
+//   level    what is chased                                               load
+//   shared   a ring of 1024 words in shared memory, stride 33 words      ld.shared (LDS)
+//   l2       a random ring of 128-byte lines over 8 MiB (in L2, after     ld.global.cg (L1 bypassed,
+//            one warm pass; a sixth of the H100's 50 MiB L2)              as the ladder's cp.async.cg)
+//   dram     a random ring of 128-byte lines over 1 GiB (20x the L2)      ld.global.cg
+//   barrier  256 threads, 1000 __syncthreads in a row                     bar.sync
+//
+// The rings are random so that no prefetch or DRAM page locality shortens a hop; each is a single
+// cycle through every line, so a chase of any length never repeats a short loop.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "cuda_check.h"
+#include "memory_latency.h"
+
+namespace gemm::bench {
+namespace {
+
+constexpr int kLineWords = 32;  // 128-byte lines of 4-byte indices
+constexpr int kHops = 20000;
+constexpr int kSharedWords = 1024;
+constexpr int kBarrierThreads = 256;
+constexpr int kBarriers = 1000;
+
+__global__ void chase_global(const std::uint32_t* ring, int hops, std::uint32_t* sink,
+                             unsigned long long* cycles) {
+  std::uint32_t p = 0;
+  for (int i = 0; i < hops / 4; ++i) p = __ldcg(ring + p);  // warm the path and the TLB
+  const long long c0 = clock64();
+  for (int i = 0; i < hops; ++i) p = __ldcg(ring + p);
+  const long long c1 = clock64();
+  *sink = p;  // the chain's end: keeps every load
+  *cycles = static_cast<unsigned long long>(c1 - c0);
+}
+
+__global__ void chase_shared(int hops, std::uint32_t* sink, unsigned long long* cycles) {
+  __shared__ std::uint32_t ring[kSharedWords];
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kSharedWords; ++i) ring[i] = (i + 33) % kSharedWords;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  volatile std::uint32_t* r = ring;  // one LDS per hop, none hoisted
+  std::uint32_t p = 0;
+  const long long c0 = clock64();
+  for (int i = 0; i < hops; ++i) p = r[p];
+  const long long c1 = clock64();
+  *sink = p;
+  *cycles = static_cast<unsigned long long>(c1 - c0);
+}
+
+__global__ void barrier_loop(int barriers, unsigned long long* cycles) {
+  __syncthreads();
+  const long long c0 = clock64();
+  for (int i = 0; i < barriers; ++i) __syncthreads();
+  const long long c1 = clock64();
+  if (threadIdx.x == 0) *cycles = static_cast<unsigned long long>(c1 - c0);
+}
+
+// One random cycle through `lines` 128-byte lines: each line's first word holds the next
+// line's first word's index.
+std::vector<std::uint32_t> random_ring(std::size_t lines) {
+  std::vector<std::uint32_t> order(lines);
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin() + 1, order.end(), std::mt19937(12345));
+  std::vector<std::uint32_t> ring(lines * kLineWords, 0);
+  for (std::size_t i = 0; i < lines; ++i)
+    ring[std::size_t(order[i]) * kLineWords] = order[(i + 1) % lines] * kLineWords;
+  return ring;
+}
+
+double global_chase(std::size_t bytes) {
+  const auto ring = random_ring(bytes / (kLineWords * sizeof(std::uint32_t)));
+  std::uint32_t *d_ring = nullptr, *sink = nullptr;
+  unsigned long long* cycles = nullptr;
+  GEMM_CUDA_CHECK(cudaMalloc(&d_ring, ring.size() * sizeof(std::uint32_t)));
+  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(std::uint32_t)));
+  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
+  GEMM_CUDA_CHECK(cudaMemcpy(d_ring, ring.data(), ring.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  unsigned long long host = 0;
+  for (int pass = 0; pass < 2; ++pass) {  // the first pass brings an L2-sized ring into L2
+    chase_global<<<1, 1>>>(d_ring, kHops, sink, cycles);
+    GEMM_CHECK_LAUNCH();
+    GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
+  }
+  GEMM_CUDA_CHECK(cudaFree(d_ring));
+  GEMM_CUDA_CHECK(cudaFree(sink));
+  GEMM_CUDA_CHECK(cudaFree(cycles));
+  return double(host) / kHops;
+}
+
+double shared_chase() {
+  std::uint32_t* sink = nullptr;
+  unsigned long long* cycles = nullptr;
+  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(std::uint32_t)));
+  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
+  chase_shared<<<1, 32>>>(kHops, sink, cycles);
+  GEMM_CHECK_LAUNCH();
+  unsigned long long host = 0;
+  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
+  GEMM_CUDA_CHECK(cudaFree(sink));
+  GEMM_CUDA_CHECK(cudaFree(cycles));
+  return double(host) / kHops;
+}
+
+double barrier_cycles() {
+  unsigned long long* cycles = nullptr;
+  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
+  barrier_loop<<<1, kBarrierThreads>>>(kBarriers, cycles);
+  GEMM_CHECK_LAUNCH();
+  unsigned long long host = 0;
+  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
+  GEMM_CUDA_CHECK(cudaFree(cycles));
+  return double(host) / kBarriers;
+}
+
+}  // namespace
+
+std::vector<Latency> measure_latencies(const DeviceInfo& device) {
+  constexpr std::size_t kL2Ring = std::size_t(8) << 20, kDramRing = std::size_t(1) << 30;
+  if (device.l2_bytes > 0 && kL2Ring * 2 > std::size_t(device.l2_bytes))
+    throw std::runtime_error("the L2 ring (8 MiB) is not well inside this GPU's L2");
+  if (device.total_memory < kDramRing * 2) throw std::runtime_error("the DRAM ring (1 GiB) does not fit twice");
+  return {
+      {"shared", "pointer chase, one thread, 1024-word ring in shared memory", shared_chase()},
+      {"l2", "pointer chase, one thread, random 128-byte lines over 8 MiB, ld.global.cg", global_chase(kL2Ring)},
+      {"dram", "pointer chase, one thread, random 128-byte lines over 1 GiB, ld.global.cg", global_chase(kDramRing)},
+      {"barrier", "__syncthreads of 256 threads, 1000 in a row", barrier_cycles()},
+  };
+}
+
+}  // namespace gemm::bench

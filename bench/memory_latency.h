@@ -1,0 +1,24 @@
+// The latencies the bottleneck account charges a k-tile whose loads are not overlapped with
+// compute: one load's round trip from L2 and from DRAM, from shared memory, and a block-wide
+// barrier, each measured on an idle GPU by bench/memory_latency.cu (pipe-peaks writes them into
+// pipe_peaks.json beside the throughputs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "device_info.h"
+
+namespace gemm::bench {
+
+struct Latency {
+  std::string level;   // shared | l2 | dram | barrier
+  std::string method;  // what was timed, in words (for the JSON and the printout)
+  double cycles = 0;   // SM cycles per dependent access (or per barrier)
+};
+
+// Pointer chases (one thread, each load's address the previous load's value) and a barrier loop;
+// throws std::runtime_error on a CUDA error.
+std::vector<Latency> measure_latencies(const DeviceInfo& device);
+
+}  // namespace gemm::bench
