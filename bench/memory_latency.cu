@@ -3,9 +3,12 @@
 //
 //   level    what is chased                                               load
 //   shared   a ring of 1024 words in shared memory, stride 33 words      ld.shared (LDS)
-//   l2       a random ring of 128-byte lines over 8 MiB (in L2, after     ld.global.cg (L1 bypassed,
-//            one warm pass; a sixth of the H100's 50 MiB L2)              as the ladder's cp.async.cg)
-//   dram     a random ring of 128-byte lines over 1 GiB (20x the L2)      ld.global.cg
+//   l2       a random ring of 128-byte lines over 8 MiB, timed on the     ld.global.cg (L1 bypassed,
+//            second pass over the same 20,000 lines (the first brought     as the ladder's cp.async.cg)
+//            them into L2)
+//   dram     a random ring of 128-byte lines over 1 GiB, one pass after   ld.global.cg
+//            256 MiB were written over L2 (a random page per hop: the
+//            TLB's misses are in it too)
 //   barrier  256 threads, 1000 __syncthreads in a row                     bar.sync
 //
 // The rings are random so that no prefetch or DRAM page locality shortens a hop; each is a single
@@ -30,13 +33,18 @@ constexpr int kHops = 20000;
 constexpr int kSharedWords = 1024;
 constexpr int kBarrierThreads = 256;
 constexpr int kBarriers = 1000;
+constexpr std::size_t kFlushBytes = std::size_t(256) << 20;  // 5x the H100's L2
 
-__global__ void chase_global(const std::uint32_t* ring, int hops, std::uint32_t* sink,
+// Every pass starts at the ring's head, so a second pass walks the lines the first one brought in.
+__global__ void chase_global(const std::uint32_t* ring, int hops, int passes, std::uint32_t* sink,
                              unsigned long long* cycles) {
   std::uint32_t p = 0;
-  for (int i = 0; i < hops / 4; ++i) p = __ldcg(ring + p);  // warm the path and the TLB
-  const long long c0 = clock64();
-  for (int i = 0; i < hops; ++i) p = __ldcg(ring + p);
+  long long c0 = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    p = 0;
+    c0 = clock64();  // the last pass is the one timed
+    for (int i = 0; i < hops; ++i) p = __ldcg(ring + p);
+  }
   const long long c1 = clock64();
   *sink = p;  // the chain's end: keeps every load
   *cycles = static_cast<unsigned long long>(c1 - c0);
@@ -78,7 +86,9 @@ std::vector<std::uint32_t> random_ring(std::size_t lines) {
   return ring;
 }
 
-double global_chase(std::size_t bytes) {
+// passes = 2: the timed pass finds its lines in L2 (the first pass brought them in); passes = 1
+// after L2 was flushed: each line comes from DRAM.
+double global_chase(std::size_t bytes, int passes) {
   const auto ring = random_ring(bytes / (kLineWords * sizeof(std::uint32_t)));
   std::uint32_t *d_ring = nullptr, *sink = nullptr;
   unsigned long long* cycles = nullptr;
@@ -86,12 +96,17 @@ double global_chase(std::size_t bytes) {
   GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(std::uint32_t)));
   GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
   GEMM_CUDA_CHECK(cudaMemcpy(d_ring, ring.data(), ring.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
-  unsigned long long host = 0;
-  for (int pass = 0; pass < 2; ++pass) {  // the first pass brings an L2-sized ring into L2
-    chase_global<<<1, 1>>>(d_ring, kHops, sink, cycles);
-    GEMM_CHECK_LAUNCH();
-    GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
+  if (passes == 1) {  // the copy's last lines may sit in L2: overwrite L2 with another buffer
+    void* flush = nullptr;
+    GEMM_CUDA_CHECK(cudaMalloc(&flush, kFlushBytes));
+    GEMM_CUDA_CHECK(cudaMemset(flush, 0, kFlushBytes));
+    GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    GEMM_CUDA_CHECK(cudaFree(flush));
   }
+  chase_global<<<1, 1>>>(d_ring, kHops, passes, sink, cycles);
+  GEMM_CHECK_LAUNCH();
+  unsigned long long host = 0;
+  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
   GEMM_CUDA_CHECK(cudaFree(d_ring));
   GEMM_CUDA_CHECK(cudaFree(sink));
   GEMM_CUDA_CHECK(cudaFree(cycles));
@@ -132,8 +147,8 @@ std::vector<Latency> measure_latencies(const DeviceInfo& device) {
   if (device.total_memory < kDramRing * 2) throw std::runtime_error("the DRAM ring (1 GiB) does not fit twice");
   return {
       {"shared", "pointer chase, one thread, 1024-word ring in shared memory", shared_chase()},
-      {"l2", "pointer chase, one thread, random 128-byte lines over 8 MiB, ld.global.cg", global_chase(kL2Ring)},
-      {"dram", "pointer chase, one thread, random 128-byte lines over 1 GiB, ld.global.cg", global_chase(kDramRing)},
+      {"l2", "pointer chase, one thread, random 128-byte lines over 8 MiB, ld.global.cg", global_chase(kL2Ring, 2)},
+      {"dram", "pointer chase, one thread, random 128-byte lines over 1 GiB, ld.global.cg", global_chase(kDramRing, 1)},
       {"barrier", "__syncthreads of 256 threads, 1000 in a row", barrier_cycles()},
   };
 }
