@@ -46,12 +46,20 @@ SMs x clock) x tail, the instructions counted per form (tensor_hmma_inst, tensor
 tensor_gmma_inst) and the form named by the kernel (TENSOR_FORMS); the account says which
 (`tensor_from`). Where a form is unknown (a library's kernels) it keeps the busy cycles.
 
+Latency. Beside the units, the time the kernel needs where each block waits, every k-tile, for
+round trips its code does not overlap with compute (latency.py: global round trips and barriers
+per main-loop iteration from the SASS, the idle latencies pipe-peaks measures, the blocks per SM
+that can fill the wait). Where that is the largest time, the limiter is "latency". A loop that
+waits on no global load (cp.async and TMA pipelines) has no latency time: its stages cover the
+loads. Without the SASS or the latencies the account has the units alone.
+
 A row without every work counter, peak and clock (files recorded before these counters, rows
 whose counters were not collected) gets no account and the reason, never a number."""
 
 import math
 from dataclasses import dataclass, field
 
+from gemm_study.analysis import latency as latency_term
 from gemm_study.data.results import context_value, sm_count
 
 
@@ -73,7 +81,9 @@ UNITS = (
     Unit("l2", "L2", ("l2_sectors",), "l2_sectors_peak_per_cycle", "l2"),
     Unit("dram", "DRAM", ("dram_read_bytes", "dram_write_bytes"), "dram_bytes_peak_per_cycle", "dram"),
 )
-BY_KEY = {unit.key: unit for unit in UNITS}
+# Not a unit of work: the waits the code leaves unoverlapped (latency.py), compared with the units.
+LATENCY = Unit("latency", "latency (unoverlapped waits)", (), "", "sm")
+BY_KEY = {unit.key: unit for unit in (*UNITS, LATENCY)}
 # The pipe-peaks form of each tensor instruction counter, per family where the counter alone
 # does not say: every HMMA of the project's TF32 kernels is mma.sync m16n8k8 (kernels/tensor/tensor_ptx.cuh);
 # mma_fp64 issues m8n8k4 and mma_fp64_m16n8k16 m16n8k16 DMMAs; the wgmma rungs' N is their bm
@@ -100,6 +110,7 @@ class Account:
     tail: float = math.nan
     tail_from: str = ""
     tensor_from: str = ""  # BY_FORM or BUSY_CYCLES
+    chain: object = None  # latency.Chain, None where the SASS, latencies or tiling are missing
 
     @property
     def explained(self):
@@ -248,6 +259,9 @@ def account(row, context):
     by_form = tensor_seconds_by_form(row, context)
     if by_form is not None:
         times["tensor"] = by_form * 1e3 * tail
+    chain = latency_term.chain(row, context, max(times.values()), tail)
+    if chain is not None and chain.waits.global_round_trips > 0:
+        times[LATENCY.key] = chain.ms
     limiter = max(times, key=times.get)
     return Account(
         times_ms=times,
@@ -257,6 +271,7 @@ def account(row, context):
         tail=tail,
         tail_from=tail_from,
         tensor_from=BY_FORM if by_form is not None else BUSY_CYCLES,
+        chain=chain,
     )
 
 
@@ -273,8 +288,14 @@ def columns(acc):
         "account_tail": acc.tail,
         "account_reason": acc.reason,
     }
-    for unit in UNITS:
+    for unit in (*UNITS, LATENCY):
         out[f"account_{unit.key}_ms"] = acc.times_ms.get(unit.key, math.nan)
+    chain = acc.chain
+    out["account_wait_cycles"] = chain.wait_cycles if chain else math.nan
+    out["account_compute_cycles"] = chain.compute_cycles if chain else math.nan
+    out["account_global_round_trips"] = chain.waits.global_round_trips if chain else math.nan
+    out["account_barriers"] = chain.waits.barriers if chain else math.nan
+    out["account_chain_blocks"] = chain.blocks if chain else math.nan
     return out
 
 
@@ -303,8 +324,21 @@ def as_json(frame, accounts):
             "tail": acc.tail,
             "tail_from": acc.tail_from,
             "tensor_from": acc.tensor_from,
-            "units": {u.key: {"ms_at_peak": acc.times_ms[u.key], "share": acc.share(u.key)} for u in UNITS},
+            "units": {
+                u.key: {"ms_at_peak": acc.times_ms[u.key], "share": acc.share(u.key)}
+                for u in (*UNITS, LATENCY)
+                if u.key in acc.times_ms
+            },
         }
+        if acc.chain:
+            c = acc.chain
+            out[row["name"]]["latency"] = {
+                "wait_cycles_per_block_ktile": c.wait_cycles,
+                "compute_cycles_per_block_ktile": c.compute_cycles,
+                "global_round_trips": c.waits.global_round_trips,
+                "barriers": c.waits.barriers,
+                "blocks_per_sm": c.blocks,
+            }
     return out
 
 

@@ -59,8 +59,22 @@ def _name(row):
     return f"{int(row['rung'])} {row['variant'] if row.get('start') is True else row['family']}"
 
 
+def _chain_text(row):
+    """'1 global round trip and 2 barriers per k-tile: 421 cycles of waits beside 1,161 of compute,
+    2 blocks per SM' for a row whose limiter is latency."""
+    trips, bars = int(value(row, "account_global_round_trips")), int(value(row, "account_barriers"))
+    return (
+        f"{trips} global round trip{'s' * (trips != 1)} and {bars} barrier{'s' * (bars != 1)} per k-tile: "
+        f"{number(value(row, 'account_wait_cycles'))} cycles of waits beside "
+        f"{number(value(row, 'account_compute_cycles'))} of compute, "
+        f"{int(value(row, 'account_chain_blocks'))} block(s) per SM to fill them"
+    )
+
+
 def _work_text(row):
     """'smem_wavefronts 4.03e+08' for the row's limiter."""
+    if row["account_unit"] == account.LATENCY.key:
+        return _chain_text(row)
     unit = account.BY_KEY[row["account_unit"]]
     counters = " + ".join(unit.work)
     return f"{counters} {number(sum(value(row, c) for c in unit.work))}"
@@ -69,7 +83,9 @@ def _work_text(row):
 def _work_sentence(a, b):
     """What the limiters' work did between a and b."""
     ua, ub = a["account_unit"], b["account_unit"]
-    if ua == ub:
+    if ua == ub == account.LATENCY.key:
+        text = f"latency limits both: {_chain_text(a)} -> {_chain_text(b)}"
+    elif ua == ub:
         unit = account.BY_KEY[ua]
         before = sum(value(a, c) for c in unit.work)
         after = sum(value(b, c) for c in unit.work)

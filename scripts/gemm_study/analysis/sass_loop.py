@@ -22,11 +22,11 @@ def issued(text):
     return opcode(text) != "NOP" and not text.startswith("@!PT ")
 
 
-def main_loop(instructions):
-    """(length, Counter of opcodes) of the kernel's main loop, from [(address, text)]; (0, {})
-    when it has no loop with a math instruction. A loop is a backward branch and what lies
-    between its target and it; the main one has the most math instructions, the shortest where
-    several tie (the innermost)."""
+def main_loop_body(instructions):
+    """The issued instructions' texts of the kernel's main loop, from [(address, text)]; [] when it
+    has no loop with a math instruction. A loop is a backward branch and what lies between its
+    target and it; the main one has the most math instructions, the shortest where several tie
+    (the innermost). A loop nested in it is in it once, as compiled."""
     best = None
     for i, (address, text) in enumerate(instructions):
         m = BRANCH.match(text)
@@ -35,26 +35,38 @@ def main_loop(instructions):
         target = int(m.group(1), 16)
         if target > address:
             continue
-        ops = [opcode(t) for a, t in instructions[: i + 1] if a >= target and issued(t)]
-        math = sum(1 for o in ops if MATH.match(o))
-        key = (math, -len(ops))
+        body = [t for a, t in instructions[: i + 1] if a >= target and issued(t)]
+        math = sum(1 for t in body if MATH.match(opcode(t)))
+        key = (math, -len(body))
         if math and (best is None or key > best[0]):
-            best = (key, ops)
-    if best is None:
-        return 0, collections.Counter()
-    return len(best[1]), collections.Counter(best[1])
+            best = (key, body)
+    return best[1] if best else []
+
+
+def main_loop(instructions):
+    """(length, Counter of opcodes) of the kernel's main loop (main_loop_body); (0, {}) without one."""
+    body = main_loop_body(instructions)
+    return len(body), collections.Counter(opcode(t) for t in body)
+
+
+def _code(sass, precision, variant, shape):
+    name = (sass.get("kernels") or {}).get(f"{precision}/{variant}", {}).get(shape)
+    code = (sass.get("sass") or {}).get(name) if name else None
+    return [(int(address), str(text)) for address, text in code] if code else None
+
+
+def body_of(sass, precision, variant, shape):
+    """The main loop's instruction texts of the kernel `variant` launches at `shape`, or None where
+    sass.json does not have it."""
+    code = _code(sass, precision, variant, shape) if isinstance(sass, dict) else None
+    return main_loop_body(code) if code else None
 
 
 def loop_of(sass, precision, variant, shape):
     """(length, Counter) of the main loop of the kernel `variant` launches at `shape` ('MxNxK'),
     or None where sass.json does not have it (another shape, a library's kernel)."""
-    if not isinstance(sass, dict):
-        return None
-    name = (sass.get("kernels") or {}).get(f"{precision}/{variant}", {}).get(shape)
-    code = (sass.get("sass") or {}).get(name) if name else None
-    if not code:
-        return None
-    return main_loop([(int(address), str(text)) for address, text in code])
+    code = _code(sass, precision, variant, shape) if isinstance(sass, dict) else None
+    return main_loop(code) if code else None
 
 
 def _number(x):

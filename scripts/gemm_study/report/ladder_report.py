@@ -138,8 +138,11 @@ def section(kernel, context, table):
             "`kernels/manifest.inc`. % of cuBLAS is against cuBLAS of the same arithmetic (TF32 "
             "rungs against cuBLAS TF32, FP64 tensor rungs against DGEMM); % of its ceiling against "
             "the peak of the unit the rung runs on (see Ceilings). Limiter and explained are the "
-            "bottleneck account: the unit whose work takes longest at its peak rate, and that "
-            f"time over the measured one. A step is predicted by the change of the limiter's work "
+            "bottleneck account: the unit whose work takes longest at its peak rate, or latency "
+            "where each block's unoverlapped waits take longer (per k-tile: the global round trips "
+            "and barriers of the kernel's main loop in SASS at the idle latencies pipe-peaks "
+            "measured, beside the block's compute, with the other resident blocks to fill them), "
+            f"and that time over the measured one. A step is predicted by the change of the limiter's work "
             f"(bound before / bound after) and is unexplained when the measured speedup differs "
             f"by more than {prediction.TOLERANCE:.0%}. "
             + (

@@ -1,0 +1,160 @@
+"""The account's latency term: the time a kernel needs when each block waits, every k-tile, for
+round trips its code does not overlap with compute.
+
+Why a term of its own. The units' times (account.py) assume the SM always has other work to issue
+while a load is under way. A block that loads its k-tile, waits for it, stores it to shared memory
+and meets a barrier before it computes has nothing to overlap with inside itself; only the other
+blocks resident on its SM can fill the wait. Per SM, B resident blocks each run a chain per k-tile
+
+    chain = C + wait,   C = the block's share of the units' bound for one k-tile (cycles),
+    wait  = global round trips x L_global + barriers x L_barrier + L_shared,
+
+and the SM needs at least max(B x C, chain) cycles for B block-k-tiles: the units' bound where
+B blocks cover the wait (B x C >= chain), the chain where they do not. So
+
+    latency time = busiest SM's block-k-tiles / B x chain / clock,
+
+compared with the units' times like any other unit; where it is the largest, the account's
+limiter is "latency". Only a loop that waits on a global load gets the term (account.py): in a
+cp.async or TMA pipeline the stages cover the loads, and its barriers wait for the slowest warp,
+which the units' time at the grid's tail already holds.
+
+Where each factor comes from, none of them from the run being explained:
+  global round trips  from the kernel's main loop in SASS (sass.json beside the study): the
+                      batches of global loads (LDG) whose results the loop uses before it issues
+                      the next load, i.e. the loads it waits for one after another per iteration.
+                      cp.async (LDGSTS) and TMA loads are not waited for in the loop they are
+                      issued in (their stages cover them), so a pipelined kernel has none.
+  barriers            BAR instructions per main-loop iteration (SASS).
+  L_global            the idle latency of an L2 hit and of a DRAM access (pipe_peaks.json's
+                      latencies, bench/memory_latency.cu: pointer chases), weighted by the row's
+                      L2 read hit rate.
+  L_shared, L_barrier the idle latencies of a shared-memory load and a 256-thread barrier (same).
+  B                   blocks per SM (launch facts: registers and shared memory); a persistent
+                      grid (fewer blocks than tiles) runs one block per SM.
+  block-k-tiles       tiles (from the variant's bm, bn) x K / bk over the SMs, times the grid's tail.
+
+What it does not see: a loop nested in the main loop is in the SASS once, so a load loop that
+runs several trips per k-tile is counted once; the idle latencies are those of an unloaded GPU; a
+block alone on its SM issues more slowly than C where it has few warps per scheduler. Each is a
+reason the term can fall short, none makes it larger than the chain it describes."""
+
+import math
+import re
+from dataclasses import dataclass
+
+from gemm_study.analysis import sass_loop
+from gemm_study.data.results import sm_count
+
+LEVELS = ("shared", "l2", "dram", "barrier")
+LOAD = re.compile(r"^LDG(?:\.|$)")  # LDGSTS (cp.async) and LDGDEPBAR are not waited-for loads
+BARRIER = re.compile(r"^BAR\.(?:SYNC|RED)")
+REGISTER = re.compile(r"\bR(\d+)\b")
+PREDICATE = re.compile(r"^@!?U?P\w+\s+")
+
+
+def latencies(context):
+    """{level: SM cycles} of the context's pipe peaks, {} unless every level is there and > 0."""
+    peaks = context.get("pipe_peaks") if isinstance(context, dict) else None
+    rows = peaks.get("latencies") if isinstance(peaks, dict) else None
+    found = {r.get("level"): r.get("cycles") for r in rows or [] if isinstance(r, dict)}
+    ok = all(isinstance(found.get(k), (int, float)) and found[k] > 0 for k in LEVELS)
+    return {k: float(found[k]) for k in LEVELS} if ok else {}
+
+
+def _registers(operand, width=1):
+    return {int(r) + i for r in REGISTER.findall(operand) for i in range(width)}
+
+
+def _width(op):
+    """Registers a load writes: LDG.E.128 four, .64 two, else one."""
+    return 4 if ".128" in op else 2 if ".64" in op else 1
+
+
+@dataclass(frozen=True)
+class LoopWaits:
+    global_round_trips: int
+    barriers: int
+
+
+def loop_waits(body):
+    """The LoopWaits of a main loop's instruction texts: a round trip opens at a global load and
+    closes at the first instruction that reads (or stores) a register one of its loads writes."""
+    trips, pending, barriers = 0, set(), 0
+    for text in body:
+        line = PREDICATE.sub("", text)
+        op, _, rest = line.partition(" ")
+        operands = [o.strip() for o in rest.rstrip(" ;").split(",")] if rest else []
+        if BARRIER.match(op):
+            barriers += 1
+        if LOAD.match(op):
+            trips += not pending
+            pending |= _registers(operands[0], _width(op)) if operands else set()
+            continue
+        read = set().union(*(_registers(o) for o in operands[1:])) if len(operands) > 1 else set()
+        if op.startswith("ST") and operands:
+            read |= _registers(operands[-1], _width(op))
+        if pending & read:
+            pending = set()
+    return LoopWaits(trips, barriers)
+
+
+@dataclass
+class Chain:
+    ms: float  # the latency term, tail included
+    waits: LoopWaits
+    wait_cycles: float  # per block-k-tile
+    compute_cycles: float  # C
+    blocks: int  # B
+
+
+def _tiling(row):
+    """(bm, bn, bk) of the row's variant, or None where its name does not give them."""
+    params = row.get("param_values")
+    params = params if isinstance(params, dict) else {}
+    tile = params.get("tile")
+    bm, bn, bk = (params.get(k, tile) for k in ("bm", "bn", "bk"))
+    if all(isinstance(x, (int, float)) and x > 0 for x in (bm, bn, bk)):
+        return int(bm), int(bn), int(bk)
+    return None
+
+
+def _shape(row):
+    parts = str(row.get("shape", "")).split("x")
+    return tuple(int(p) for p in parts) if len(parts) == 3 and all(p.isdigit() for p in parts) else None
+
+
+def chain(row, context, units_ms, tail):
+    """The Chain of one row, given the units' bound (ms, tail included) and the tail, or None where
+    a fact is missing: latencies, the variant's tiling, the kernel's SASS, the launch facts."""
+    lat, tiling, shape = latencies(context), _tiling(row), _shape(row)
+    sms = sm_count(context)
+    if not lat or not tiling or not shape or not sms > 0:
+        return None
+    body = sass_loop.body_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
+    blocks, grid, clock = (_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
+    hit = _number(row, "l2_read_hit_rate")
+    if not body or not blocks > 0 or not grid > 0 or not clock > 0 or not 0 <= hit <= 1:
+        return None
+    (bm, bn, bk), (m, n, k) = tiling, shape
+    tiles = math.ceil(m / bm) * math.ceil(n / bn)
+    block_ktiles = tiles * math.ceil(k / bk) / sms * tail  # on the busiest SM
+    resident = 1 if grid < tiles else int(blocks)
+    waits = loop_waits(body)
+    wait = (
+        waits.global_round_trips * (hit * lat["l2"] + (1 - hit) * lat["dram"])
+        + waits.barriers * lat["barrier"]
+        + lat["shared"]
+    )
+    cycles_per_ms = clock * 1e3
+    compute = units_ms * cycles_per_ms / block_ktiles
+    ms = block_ktiles / resident * (compute + wait) / cycles_per_ms
+    return Chain(ms, waits, wait, compute, resident)
+
+
+def _number(row, key):
+    try:
+        v = float(row.get(key))
+    except (TypeError, ValueError):
+        return math.nan
+    return v if math.isfinite(v) else math.nan

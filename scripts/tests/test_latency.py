@@ -1,0 +1,136 @@
+"""The account's latency term: round trips and barriers read from a main loop's SASS, the chain's
+arithmetic on hand-made facts, the limiter it becomes where one block cannot fill its own waits,
+and, on the committed study, the rungs whose code waits on its loads."""
+
+import math
+
+import pytest
+from conftest import SCRIPTS
+
+from gemm_study.analysis import account, latency
+from gemm_study.data.results import load_frame, one_row_per_benchmark
+
+LATENCIES = {
+    "latencies": [
+        {"level": "shared", "cycles": 30.0},
+        {"level": "l2", "cycles": 300.0},
+        {"level": "dram", "cycles": 700.0},
+        {"level": "barrier", "cycles": 20.0},
+    ]
+}
+
+# A k-tile loop as an unpipelined kernel compiles it: two loads in flight together, their stores
+# (which wait for both), a barrier, the math, a barrier, the branch back.
+UNPIPELINED = [
+    "LDG.E.128 R4, desc[UR4][R2.64]",
+    "LDG.E R8, desc[UR4][R6.64]",
+    "STS.128 [R10], R4",
+    "STS [R11], R8",
+    "BAR.SYNC.DEFER_BLOCKING 0x0",
+    "LDS.128 R12, [R20]",
+    "FFMA R16, R12, R13, R16",
+    "BAR.SYNC.DEFER_BLOCKING 0x0",
+    "@P0 BRA 0x0",
+]
+
+
+def test_loads_used_before_the_next_load_are_one_round_trip_each():
+    assert latency.loop_waits(UNPIPELINED) == latency.LoopWaits(global_round_trips=1, barriers=2)
+    # The second load's address comes from the first: two round trips, one after the other.
+    chained = ["LDG.E R4, desc[UR4][R2.64]", "IMAD.WIDE R6, R4, 0x4, R2", "LDG.E R8, desc[UR4][R6.64]", "STS [R1], R8"]
+    assert latency.loop_waits(chained).global_round_trips == 2
+    # A predicated load is still a load; one whose value is never read in the loop stays one trip.
+    assert latency.loop_waits(["@P1 LDG.E R4, desc[UR4][R2.64]", "FFMA R9, R7, R7, R9"]).global_round_trips == 1
+
+
+def test_cp_async_and_tma_are_not_waited_for_in_their_loop():
+    pipelined = ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]", "LDGDEPBAR", "DEPBAR.LE SB0, 0x2", "BAR.SYNC 0x0"]
+    assert latency.loop_waits(pipelined) == latency.LoopWaits(global_round_trips=0, barriers=1)
+
+
+def test_latencies_need_every_level():
+    assert latency.latencies({"pipe_peaks": LATENCIES}) == {"shared": 30.0, "l2": 300.0, "dram": 700.0, "barrier": 20.0}
+    partial = {"latencies": LATENCIES["latencies"][:3]}
+    assert latency.latencies({"pipe_peaks": partial}) == {}
+    assert latency.latencies({}) == {}
+
+
+def _context(body):
+    sass = {
+        "kernels": {"fp32/toy/bm:128/bn:128/bk:8": {"4096x4096x4096": "toy_kernel"}},
+        "sass": {"toy_kernel": [[16 * i, t] for i, t in enumerate(body)]},
+    }
+    return {"gpu_sm_count": "128", "pipe_peaks": LATENCIES, "sass": sass}
+
+
+def _row(blocks_per_sm, grid=1024, hit=0.75):
+    return {
+        "precision": "fp32",
+        "variant": "toy/bm:128/bn:128/bk:8",
+        "param_values": {"bm": 128, "bn": 128, "bk": 8},
+        "shape": "4096x4096x4096",
+        "blocks_per_sm": blocks_per_sm,
+        "grid_blocks": grid,
+        "sm_clock_mhz": 1000.0,
+        "l2_read_hit_rate": hit,
+    }
+
+
+def test_the_chain_adds_the_waits_to_one_blocks_compute():
+    # 32 x 32 tiles x 512 k-tiles over 128 SMs: 4096 block-k-tiles per SM. Units' bound 4.096 ms at
+    # 1 GHz: 1,000 cycles of compute per block-k-tile. Waits: 1 round trip at 0.75 x 300 + 0.25 x
+    # 700 = 400, 2 barriers of 20, one shared load of 30: 470 cycles.
+    chain = latency.chain(_row(blocks_per_sm=1), _context(UNPIPELINED), units_ms=4.096, tail=1.0)
+    assert chain.wait_cycles == pytest.approx(470)
+    assert chain.compute_cycles == pytest.approx(1000)
+    assert chain.ms == pytest.approx(4096 * 1470 / 1e6)  # one block: nothing fills its waits
+    two = latency.chain(_row(blocks_per_sm=2), _context(UNPIPELINED), units_ms=4.096, tail=1.0)
+    assert two.ms == pytest.approx(4096 / 2 * 1470 / 1e6)  # below the units' 4.096 ms: covered
+    persistent = latency.chain(_row(blocks_per_sm=2, grid=128), _context(UNPIPELINED), units_ms=4.096, tail=1.0)
+    assert persistent.blocks == 1
+
+
+def test_no_chain_without_the_sass_the_tiling_or_the_latencies():
+    row, context = _row(1), _context(UNPIPELINED)
+    assert latency.chain({**row, "param_values": {}}, context, 4.0, 1.0) is None
+    assert latency.chain(row, {**context, "pipe_peaks": {}}, 4.0, 1.0) is None
+    assert latency.chain({**row, "variant": "other/bm:128/bn:128/bk:8"}, context, 4.0, 1.0) is None
+    assert latency.chain({**row, "l2_read_hit_rate": math.nan}, context, 4.0, 1.0) is None
+
+
+STUDY = SCRIPTS.parent / "reports" / "h100-80gb-hbm3" / "results.json"
+
+
+def _study_accounts():
+    context, frame = load_frame(STUDY)
+    kernel = one_row_per_benchmark(frame)
+    kernel = kernel[~kernel.end_to_end & (kernel["shape"] == "4096x4096x4096")]
+    rows, accounts = account.add_columns(kernel, context)
+    return {r["variant"].split("/")[0] + "/" + r["precision"]: (r, a) for (_, r), a in zip(rows.iterrows(), accounts)}
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_the_unpipelined_tensor_rung_is_latency_bound_and_its_pipelined_successor_is_not():
+    """mma_tf32 loads each k-tile with element loads it stores to shared memory before a barrier
+    (its SASS: LDG then STS in the k-tile loop) and its 220 registers leave room for one 256-thread
+    block per SM, so nothing fills its waits: its limiter must be latency. mma_tf32_pipelined
+    loads with cp.async (LDGSTS, no LDG in its loop): no round trip is waited for in the loop, so
+    it has no latency time, and a unit limits it."""
+    found = _study_accounts()
+    row, acc = found["mma_tf32/fp32"]
+    assert acc.chain is not None and acc.chain.waits.global_round_trips >= 1 and acc.chain.blocks == 1
+    assert acc.limiter == "latency"
+    row, acc = found["mma_tf32_pipelined/fp32"]
+    assert acc.chain is not None and acc.chain.waits == latency.LoopWaits(global_round_trips=0, barriers=1)
+    assert "latency" not in acc.times_ms and acc.limiter != "latency"
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_two_blocks_per_sm_cover_a_cuda_core_rungs_waits():
+    """vectorized FP32 (128 x 128 tiles, 8 x 8 per thread) waits one round trip and two barriers per
+    k-tile, but two blocks fit an SM and each k-tile's compute (64 FFMA per thread per k, 8 k)
+    outlasts those waits: a unit, not latency, limits it."""
+    row, acc = _study_accounts()["vectorized/fp32"]
+    assert acc.chain.waits == latency.LoopWaits(global_round_trips=1, barriers=2)
+    assert acc.chain.blocks == 2 and acc.chain.wait_cycles < acc.chain.compute_cycles
+    assert acc.limiter != "latency"
