@@ -35,7 +35,7 @@ UNPIPELINED = [
 
 
 def test_loads_used_before_the_next_load_are_one_round_trip_each():
-    assert latency.loop_waits(UNPIPELINED) == latency.LoopWaits(global_round_trips=1, barriers=2)
+    assert latency.loop_waits(UNPIPELINED) == latency.LoopWaits(global_round_trips=1, barriers=2, loads=2)
     # The second load's address comes from the first: two round trips, one after the other.
     chained = ["LDG.E R4, desc[UR4][R2.64]", "IMAD.WIDE R6, R4, 0x4, R2", "LDG.E R8, desc[UR4][R6.64]", "STS [R1], R8"]
     assert latency.loop_waits(chained).global_round_trips == 2
@@ -90,6 +90,19 @@ def test_the_chain_adds_the_waits_to_one_blocks_compute():
     assert persistent.blocks == 1
 
 
+def test_loads_in_a_loop_nested_in_the_ktile_loop_count_as_often_as_they_run():
+    # The loop holds 2 LDGs in one round trip. 8 warps per block (theoretical occupancy 12.5% of
+    # 2048 threads, one block per SM) executed 6 global load instructions each per k-tile (1024
+    # tiles x 512 k-tiles): the loop's loads ran 3 times per k-tile, 3 round trips.
+    row = {**_row(blocks_per_sm=1), "theoretical_occupancy": 12.5, "gld_requests": 6 * 8 * 1024 * 512}
+    context = {**_context(UNPIPELINED), "gpu_max_threads_per_sm": "2048"}
+    chain = latency.chain(row, context, units_ms=4.096, tail=1.0)
+    assert chain.round_trips == pytest.approx(3)
+    assert chain.wait_cycles == pytest.approx(3 * 400 + 2 * 20 + 30)
+    # Without the count, the loop as compiled.
+    assert latency.chain(_row(blocks_per_sm=1), context, units_ms=4.096, tail=1.0).round_trips == 1
+
+
 def test_no_chain_without_the_sass_the_tiling_or_the_latencies():
     row, context = _row(1), _context(UNPIPELINED)
     assert latency.chain({**row, "param_values": {}}, context, 4.0, 1.0) is None
@@ -113,15 +126,19 @@ def _study_accounts():
 def test_on_the_h100_the_unpipelined_tensor_rung_is_latency_bound_and_its_pipelined_successor_is_not():
     """mma_tf32 loads each k-tile with element loads it stores to shared memory before a barrier
     (its SASS: LDG then STS in the k-tile loop) and its 220 registers leave room for one 256-thread
-    block per SM, so nothing fills its waits: its limiter must be latency. mma_tf32_pipelined
+    block per SM, so nothing fills its waits: its limiter must be latency. Each thread loads
+    (256 + 128) x 32 / 256 = 48 elements per k-tile, one 4-byte LDG each, so a warp's round trips
+    per k-tile are 48 x the loop's round trips per LDG. mma_tf32_pipelined
     loads with cp.async (LDGSTS, no LDG in its loop): no round trip is waited for in the loop, so
     it has no latency time, and a unit limits it."""
     found = _study_accounts()
     row, acc = found["mma_tf32/fp32"]
     assert acc.chain is not None and acc.chain.waits.global_round_trips >= 1 and acc.chain.blocks == 1
+    per_load = acc.chain.waits.global_round_trips / acc.chain.waits.loads
+    assert acc.chain.round_trips == pytest.approx(48 * per_load, rel=0.01)
     assert acc.limiter == "latency"
     row, acc = found["mma_tf32_pipelined/fp32"]
-    assert acc.chain is not None and acc.chain.waits == latency.LoopWaits(global_round_trips=0, barriers=1)
+    assert acc.chain is not None and acc.chain.waits.global_round_trips == 0 and acc.chain.waits.barriers == 1
     assert "latency" not in acc.times_ms and acc.limiter != "latency"
 
 
@@ -131,6 +148,79 @@ def test_on_the_h100_two_blocks_per_sm_cover_a_cuda_core_rungs_waits():
     k-tile, but two blocks fit an SM and each k-tile's compute (64 FFMA per thread per k, 8 k)
     outlasts those waits: a unit, not latency, limits it."""
     row, acc = _study_accounts()["vectorized/fp32"]
-    assert acc.chain.waits == latency.LoopWaits(global_round_trips=1, barriers=2)
+    assert acc.chain.waits == latency.LoopWaits(global_round_trips=1, barriers=2, loads=2)
+    assert acc.chain.round_trips == pytest.approx(1.0)  # two LDG.128 per warp and k-tile, both in the loop
     assert acc.chain.blocks == 2 and acc.chain.wait_cycles < acc.chain.compute_cycles
     assert acc.limiter != "latency"
+
+
+def _study_steps(ladder_key):
+    from gemm_study.analysis import ceilings
+    from gemm_study.report.ladder_report import ShapeLadder, ladders_present
+    from gemm_study.report.study_report import load_kernel_runs
+
+    context, kernel, _, _ = load_kernel_runs(STUDY)
+    kernel, _ = account.add_columns(kernel, context)
+    table = ceilings.ceilings(context, kernel)
+    lad = next(lad for lad in ladders_present(kernel) if lad.key == ladder_key)
+    view = ShapeLadder(kernel, lad, "4096x4096x4096", context, table)
+    return {(s.before["family"], s.after["family"]): s for s in view.steps}
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_mbarrier_stages_pays_its_bookkeeping_not_its_spinning():
+    """mbarrier_stages replaces cp.async's group waits and the block barrier with an mbarrier per
+    stage: its k-tile loop, as compiled, gains the arrive and try-wait instructions (SYNCS). Its
+    warps poll those mbarriers, but the instructions outside the loop (spinning with prologue and
+    epilogue) stay a small share, so the step's extra instructions are the loop's own, and the
+    issue slots that limit both rungs predict it."""
+    step = _study_steps("fp32")[("rasterized", "mbarrier_stages")]
+    a, b = step.before, step.after
+    assert b["sass_loop"][0] > a["sass_loop"][0]
+    assert any(op.startswith("SYNCS") for op in b["sass_loop"][1]) and not any(
+        op.startswith("SYNCS") for op in a["sass_loop"][1]
+    )
+    assert b["account_outside_loop_share"] < 0.02
+    loop_growth = b["sass_loop"][0] / a["sass_loop"][0] - 1
+    executed_growth = b["warp_inst"] / a["warp_inst"] - 1
+    assert loop_growth > 0.5 * executed_growth
+    assert a["account_unit"] == b["account_unit"] == "issue" and step.verdict == "explained"
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_warp_tiling_moves_no_work_and_the_step_is_in_cycles_per_instruction():
+    """warptile keeps conflict_free's block tile, k-tile and shared-memory layout and changes
+    which thread computes which outputs: per k-tile the same 32 LDS.128 and 512 FFMA per warp, so
+    the same wavefronts and instructions. The work cannot explain a change of speed; what moves is
+    how many cycles pass between a warp's instructions, and the step in warp states must carry
+    the measured step with the instructions unchanged."""
+    from gemm_study.analysis import warp_state_steps
+
+    step = _study_steps("fp32")[("conflict_free", "warptile")]
+    a, b = step.before, step.after
+    ops_a, ops_b = a["sass_loop"][1], b["sass_loop"][1]
+    assert ops_a["FFMA"] == ops_b["FFMA"] == 512 and ops_a["LDS.128"] == ops_b["LDS.128"] == 32
+    assert b["smem_wavefronts"] / a["smem_wavefronts"] == pytest.approx(1, abs=0.01)
+    d = warp_state_steps.decompose(a, b)
+    assert d.instructions == pytest.approx(1, abs=0.02)
+    assert warp_state_steps.holds(d, warp_state_steps.measured_in_cycles(a, b))
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_the_persistent_grid_gains_no_wave_and_keeps_the_tensor_work():
+    """At 4096^3 with 256 x 128 tiles there are 512 tiles: 512 blocks over 132 SMs run in 4 waves,
+    the last 88% full, and a persistent grid of 132 blocks gives its busiest SM ceil(512 / 132) = 4
+    tiles, the same. Same HGMMAs, same quantisation: the persistent rung cannot gain from its
+    tail; its tile scheduler adds instructions, which stay far from limiting (the tensor pipe
+    does), so the account predicts no gain, and the measured step is no gain."""
+    import math as m
+
+    step = _study_steps("tf32")[("wgmma_tma", "wgmma_persistent")]
+    a, b = step.before, step.after
+    assert m.ceil(512 / 132) == m.ceil(a["grid_blocks"] / 132) == 4 and b["grid_blocks"] == 132
+    assert a["tensor_gmma_inst"] == b["tensor_gmma_inst"]
+    assert b["account_tail"] / a["account_tail"] == pytest.approx(1, abs=0.02)
+    assert b["warp_inst"] > a["warp_inst"]
+    assert a["account_unit"] == b["account_unit"] == "tensor"
+    assert b["account_issue_ms"] < 0.5 * b["account_tensor_ms"]
+    assert step.predicted <= 1.0 and step.measured <= 1.0

@@ -111,6 +111,7 @@ class Account:
     tail_from: str = ""
     tensor_from: str = ""  # BY_FORM or BUSY_CYCLES
     chain: object = None  # latency.Chain, None where the SASS, latencies or tiling are missing
+    outside_loop: float = math.nan  # share of warp instructions outside the main loop (spins among them)
 
     @property
     def explained(self):
@@ -272,6 +273,7 @@ def account(row, context):
         tail_from=tail_from,
         tensor_from=BY_FORM if by_form is not None else BUSY_CYCLES,
         chain=chain,
+        outside_loop=latency_term.outside_loop_share(row, context),
     )
 
 
@@ -293,9 +295,10 @@ def columns(acc):
     chain = acc.chain
     out["account_wait_cycles"] = chain.wait_cycles if chain else math.nan
     out["account_compute_cycles"] = chain.compute_cycles if chain else math.nan
-    out["account_global_round_trips"] = chain.waits.global_round_trips if chain else math.nan
+    out["account_global_round_trips"] = chain.round_trips if chain else math.nan
     out["account_barriers"] = chain.waits.barriers if chain else math.nan
     out["account_chain_blocks"] = chain.blocks if chain else math.nan
+    out["account_outside_loop_share"] = acc.outside_loop
     return out
 
 
@@ -335,7 +338,8 @@ def as_json(frame, accounts):
             out[row["name"]]["latency"] = {
                 "wait_cycles_per_block_ktile": c.wait_cycles,
                 "compute_cycles_per_block_ktile": c.compute_cycles,
-                "global_round_trips": c.waits.global_round_trips,
+                "global_round_trips_per_ktile": c.round_trips,
+                "global_round_trips_per_loop": c.waits.global_round_trips,
                 "barriers": c.waits.barriers,
                 "blocks_per_sm": c.blocks,
             }

@@ -22,7 +22,10 @@ which the units' time at the grid's tail already holds.
 Where each factor comes from, none of them from the run being explained:
   global round trips  from the kernel's main loop in SASS (sass.json beside the study): the
                       batches of global loads (LDG) whose results the loop uses before it issues
-                      the next load, i.e. the loads it waits for one after another per iteration.
+                      the next load, i.e. the loads it waits for one after another per iteration;
+                      scaled by the global load instructions each warp executed per k-tile
+                      (gld_requests) over the LDGs of the loop, so that loads in a loop nested in
+                      it (in the SASS once) count as often as they run.
                       cp.async (LDGSTS) and TMA loads are not waited for in the loop they are
                       issued in (their stages cover them), so a pipelined kernel has none.
   barriers            BAR instructions per main-loop iteration (SASS).
@@ -34,8 +37,7 @@ Where each factor comes from, none of them from the run being explained:
                       grid (fewer blocks than tiles) runs one block per SM.
   block-k-tiles       tiles (from the variant's bm, bn) x K / bk over the SMs, times the grid's tail.
 
-What it does not see: a loop nested in the main loop is in the SASS once, so a load loop that
-runs several trips per k-tile is counted once; the idle latencies are those of an unloaded GPU; a
+What it does not see: the idle latencies are those of an unloaded GPU; a
 block alone on its SM issues more slowly than C where it has few warps per scheduler. Each is a
 reason the term can fall short, none makes it larger than the chain it describes."""
 
@@ -75,12 +77,13 @@ def _width(op):
 class LoopWaits:
     global_round_trips: int
     barriers: int
+    loads: int = 0  # LDG instructions in the loop, as compiled
 
 
 def loop_waits(body):
     """The LoopWaits of a main loop's instruction texts: a round trip opens at a global load and
     closes at the first instruction that reads (or stores) a register one of its loads writes."""
-    trips, pending, barriers = 0, set(), 0
+    trips, pending, barriers, loads = 0, set(), 0, 0
     for text in body:
         line = PREDICATE.sub("", text)
         op, _, rest = line.partition(" ")
@@ -88,6 +91,7 @@ def loop_waits(body):
         if BARRIER.match(op):
             barriers += 1
         if LOAD.match(op):
+            loads += 1
             trips += not pending
             pending |= _registers(operands[0], _width(op)) if operands else set()
             continue
@@ -96,13 +100,14 @@ def loop_waits(body):
             read |= _registers(operands[-1], _width(op))
         if pending & read:
             pending = set()
-    return LoopWaits(trips, barriers)
+    return LoopWaits(trips, barriers, loads)
 
 
 @dataclass
 class Chain:
     ms: float  # the latency term, tail included
     waits: LoopWaits
+    round_trips: float  # per block-k-tile, the loop's scaled to the loads the warps executed
     wait_cycles: float  # per block-k-tile
     compute_cycles: float  # C
     blocks: int  # B
@@ -141,15 +146,50 @@ def chain(row, context, units_ms, tail):
     block_ktiles = tiles * math.ceil(k / bk) / sms * tail  # on the busiest SM
     resident = 1 if grid < tiles else int(blocks)
     waits = loop_waits(body)
+    trips = waits.global_round_trips * _loop_runs_per_ktile(row, context, waits, tiles * math.ceil(k / bk))
     wait = (
-        waits.global_round_trips * (hit * lat["l2"] + (1 - hit) * lat["dram"])
+        trips * (hit * lat["l2"] + (1 - hit) * lat["dram"])
         + waits.barriers * lat["barrier"]
         + lat["shared"]
     )
     cycles_per_ms = clock * 1e3
     compute = units_ms * cycles_per_ms / block_ktiles
     ms = block_ktiles / resident * (compute + wait) / cycles_per_ms
-    return Chain(ms, waits, wait, compute, resident)
+    return Chain(ms, waits, trips, wait, compute, resident)
+
+
+def _warps_per_block(row, context):
+    """From the launch facts: the theoretical occupancy's warps per SM over the blocks per SM."""
+    per_sm = _number(row, "theoretical_occupancy") / 100 * _number(context, "gpu_max_threads_per_sm") / 32
+    return per_sm / _number(row, "blocks_per_sm")
+
+
+def outside_loop_share(row, context):
+    """The share of the executed warp instructions that are not the main loop as compiled, run once
+    per k-tile by every warp: spin loops (mbarrier waits, a tile scheduler's), prologue and
+    epilogue. NaN without the SASS, tiling or counts, and where the loop is not one k-tile per
+    warp (a share below 0: warps that run another loop, as a producer warp does)."""
+    tiling, shape = _tiling(row), _shape(row)
+    body = sass_loop.body_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
+    executed = _number(row, "warp_inst")
+    if not tiling or not shape or not body or not executed > 0:
+        return math.nan
+    (bm, bn, bk), (m, n, k) = tiling, shape
+    block_ktiles = math.ceil(m / bm) * math.ceil(n / bn) * math.ceil(k / bk)
+    share = 1 - _warps_per_block(row, context) * block_ktiles * len(body) / executed
+    return share if share >= 0 else math.nan
+
+
+def _loop_runs_per_ktile(row, context, waits, block_ktiles):
+    """How many times per k-tile each warp runs the loop's loads: the global load instructions
+    the warps executed (gld_requests, one per warp instruction) per warp and block-k-tile over
+    the LDGs the loop holds as compiled. 1 for a loop that is one k-tile with no loop nested in it;
+    more where its loads sit in a nested loop (counted once in the SASS); 1 where a count is
+    missing."""
+    executed = _number(row, "gld_requests") / (_warps_per_block(row, context) * block_ktiles)
+    if not waits.loads or not executed > 0:
+        return 1.0
+    return executed / waits.loads
 
 
 def _number(row, key):

@@ -61,10 +61,10 @@ def _name(row):
 
 def _chain_text(row):
     """'1 global round trip and 2 barriers per k-tile: 421 cycles of waits beside 1,161 of compute,
-    2 blocks per SM' for a row whose limiter is latency."""
-    trips, bars = int(value(row, "account_global_round_trips")), int(value(row, "account_barriers"))
+    2 block(s) per SM to fill them' for a row whose limiter is latency."""
+    trips, bars = value(row, "account_global_round_trips"), int(value(row, "account_barriers"))
     return (
-        f"{trips} global round trip{'s' * (trips != 1)} and {bars} barrier{'s' * (bars != 1)} per k-tile: "
+        f"{trips:.3g} global round trip{'s' * (trips != 1)} and {bars} barrier{'s' * (bars != 1)} per k-tile: "
         f"{number(value(row, 'account_wait_cycles'))} cycles of waits beside "
         f"{number(value(row, 'account_compute_cycles'))} of compute, "
         f"{int(value(row, 'account_chain_blocks'))} block(s) per SM to fill them"
@@ -113,6 +113,9 @@ def step(a, b, ladder_key, shape):
     states = warp_state_steps.sentence(a, b)
     if states:
         out.sentence = out.sentence.removesuffix(".") + f"; {states}."
+    spin = _outside_loop_sentence(a, b)
+    if spin:
+        out.sentence = out.sentence.removesuffix(".") + f"; {spin}."
     code = sass_loop.change_sentence(
         a.get("sass_loop"),
         b.get("sass_loop"),
@@ -122,6 +125,21 @@ def step(a, b, ladder_key, shape):
     if code:
         out.sentence = out.sentence.removesuffix(".") + f"; {code}."
     return out
+
+
+def _outside_loop_sentence(a, b):
+    """For a step where a rung polls (mbarrier waits, a tile scheduler): how much of each rung's
+    executed instructions lie outside its main loop as compiled, which bounds the spinning its
+    instruction count holds; '' otherwise."""
+    if not any(r.get("spins") in (True, 1) for r in (a, b)):
+        return ""
+    shares = value(a, "account_outside_loop_share"), value(b, "account_outside_loop_share")
+    if not all(math.isfinite(x) for x in shares):
+        return ""
+    return (
+        f"instructions outside the main loop as compiled (spin loops, prologue, epilogue): "
+        f"{shares[0]:.1%} -> {shares[1]:.1%} of those executed"
+    )
 
 
 def _predicted_step(a, b, ladder_key, shape):
