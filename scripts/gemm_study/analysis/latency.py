@@ -147,11 +147,7 @@ def chain(row, context, units_ms, tail):
     resident = 1 if grid < tiles else int(blocks)
     waits = loop_waits(body)
     trips = waits.global_round_trips * _loop_runs_per_ktile(row, context, waits, tiles * math.ceil(k / bk))
-    wait = (
-        trips * (hit * lat["l2"] + (1 - hit) * lat["dram"])
-        + waits.barriers * lat["barrier"]
-        + lat["shared"]
-    )
+    wait = trips * (hit * lat["l2"] + (1 - hit) * lat["dram"]) + waits.barriers * lat["barrier"] + lat["shared"]
     cycles_per_ms = clock * 1e3
     compute = units_ms * cycles_per_ms / block_ktiles
     ms = block_ktiles / resident * (compute + wait) / cycles_per_ms
