@@ -11,6 +11,10 @@
 //            TLB's misses are in it too)
 //   barrier  256 threads, 1000 __syncthreads in a row                     bar.sync
 //
+// And the L2's read bandwidth for the whole chip: 4 blocks of 512 threads per SM, each thread
+// reading 16-byte words of a 16 MiB buffer (in L2 after the warm-up launch) with ld.global.cg,
+// 32 passes, summed so that no load is dropped; bytes over the kernel's time (CUDA events).
+//
 // The rings are random so that no prefetch or DRAM page locality shortens a hop; each is a single
 // cycle through every line, so a chase of any length never repeats a short loop.
 #include <cuda_runtime.h>
@@ -72,6 +76,17 @@ __global__ void barrier_loop(int barriers, unsigned long long* cycles) {
   for (int i = 0; i < barriers; ++i) __syncthreads();
   const long long c1 = clock64();
   if (threadIdx.x == 0) *cycles = static_cast<unsigned long long>(c1 - c0);
+}
+
+__global__ void stream_l2(const uint4* buffer, std::size_t words, int passes, unsigned* sink) {
+  uint4 sum = {0, 0, 0, 0};
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (int p = 0; p < passes; ++p)
+    for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += stride) {
+      const uint4 v = __ldcg(buffer + i);
+      sum.x ^= v.x, sum.y ^= v.y, sum.z ^= v.z, sum.w ^= v.w;
+    }
+  if ((sum.x ^ sum.y ^ sum.z ^ sum.w) == 0x9e3779b9u) *sink = sum.x;  // never in practice: keeps the loads
 }
 
 // One random cycle through `lines` 128-byte lines: each line's first word holds the next
@@ -138,7 +153,46 @@ double barrier_cycles() {
   return double(host) / kBarriers;
 }
 
+constexpr std::size_t kStreamBytes = std::size_t(16) << 20;
+constexpr int kStreamPasses = 32;
+constexpr int kStreamThreads = 512, kStreamBlocksPerSm = 4;
+
 }  // namespace
+
+Bandwidth measure_l2_read_bandwidth(const DeviceInfo& device) {
+  if (device.l2_bytes > 0 && kStreamBytes * 2 > std::size_t(device.l2_bytes))
+    throw std::runtime_error("the L2 stream (16 MiB) is not well inside this GPU's L2");
+  uint4* buffer = nullptr;
+  unsigned* sink = nullptr;
+  GEMM_CUDA_CHECK(cudaMalloc(&buffer, kStreamBytes));
+  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)));
+  GEMM_CUDA_CHECK(cudaMemset(buffer, 1, kStreamBytes));
+  const std::size_t words = kStreamBytes / sizeof(uint4);
+  const int blocks = device.sm_count * kStreamBlocksPerSm;
+  cudaEvent_t start, stop;
+  GEMM_CUDA_CHECK(cudaEventCreate(&start));
+  GEMM_CUDA_CHECK(cudaEventCreate(&stop));
+  stream_l2<<<blocks, kStreamThreads>>>(buffer, words, 2, sink);  // warm-up: the buffer into L2
+  GEMM_CHECK_LAUNCH();
+  float best_ms = 0;
+  for (int r = 0; r < 5; ++r) {
+    GEMM_CUDA_CHECK(cudaEventRecord(start));
+    stream_l2<<<blocks, kStreamThreads>>>(buffer, words, kStreamPasses, sink);
+    GEMM_CHECK_LAUNCH();
+    GEMM_CUDA_CHECK(cudaEventRecord(stop));
+    GEMM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (r == 0 || ms < best_ms) best_ms = ms;
+  }
+  GEMM_CUDA_CHECK(cudaEventDestroy(start));
+  GEMM_CUDA_CHECK(cudaEventDestroy(stop));
+  GEMM_CUDA_CHECK(cudaFree(buffer));
+  GEMM_CUDA_CHECK(cudaFree(sink));
+  const double bytes = double(kStreamBytes) * kStreamPasses;
+  return {"l2_read", "every SM, 16-byte ld.global.cg over 16 MiB in L2, 32 passes, kernel time (events)",
+          bytes / (best_ms * 1e6)};
+}
 
 std::vector<Latency> measure_latencies(const DeviceInfo& device) {
   constexpr std::size_t kL2Ring = std::size_t(8) << 20, kDramRing = std::size_t(1) << 30;

@@ -20,7 +20,8 @@
 // independent of the clock the GPU ran at; the clock itself (cycles over %globaltimer) and the
 // GFLOP/s from CUDA events are printed beside it. Timed: kernel only, the best of 5 launches
 // after a warm-up. Beside the forms, the idle latencies of shared memory, L2, DRAM and a barrier
-// (bench/memory_latency.cu), which the account charges a k-tile whose loads are not overlapped.
+// and the L2's read bandwidth (bench/memory_latency.cu), which the account charges a k-tile whose
+// loads are not overlapped.
 //
 // Usage: pipe-peaks [--json=FILE]. Exit status: 0, 1 on a CUDA error, 2 on bad usage or no GPU
 // (or one that is not compute capability 9.0: wgmma is sm_90a code).
@@ -249,7 +250,7 @@ Measured measure(const gemm::DeviceInfo& device, int iterations) {
 }
 
 std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& rows,
-                 const std::vector<gemm::bench::Latency>& latencies) {
+                 const std::vector<gemm::bench::Latency>& latencies, const gemm::bench::Bandwidth& l2) {
   std::string out = "{\n  \"gpu_name\": \"" + device.name + "\",\n  \"sm_count\": " +
                     std::to_string(device.sm_count) + ",\n  \"forms\": [\n";
   char line[512];
@@ -270,7 +271,10 @@ std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& ro
                   l.level.c_str(), l.cycles, l.method.c_str(), i + 1 < latencies.size() ? "," : "");
     out += line;
   }
-  return out + "  ]\n}\n";
+  std::snprintf(line, sizeof(line),
+                "  ],\n  \"bandwidths\": [\n    {\"level\": \"%s\", \"gbs\": %.0f, \"method\": \"%s\"}\n  ]\n}\n",
+                l2.level.c_str(), l2.gbs, l2.method.c_str());
+  return out + line;
 }
 
 int run(const std::string& json_path) {
@@ -304,6 +308,7 @@ int run(const std::string& json_path) {
   }
   std::vector<Measured> rows;
   std::vector<gemm::bench::Latency> latencies;
+  gemm::bench::Bandwidth l2;
   try {
     rows = {
         measure<Form::ffma>(*device, 4000),      measure<Form::dfma>(*device, 1000),
@@ -312,6 +317,7 @@ int run(const std::string& json_path) {
         measure<Form::gmma_tf32>(*device, 2000),
     };
     latencies = gemm::bench::measure_latencies(*device);
+    l2 = gemm::bench::measure_l2_read_bandwidth(*device);
   } catch (...) {
     finish(1);
     throw;
@@ -326,8 +332,9 @@ int run(const std::string& json_path) {
                 m.clock_mhz, m.gflops);
   std::printf("\nidle latencies, SM cycles (clock64):\n");
   for (const auto& l : latencies) std::printf("%-8s %8.1f  %s\n", l.level.c_str(), l.cycles, l.method.c_str());
+  std::printf("\n%s: %.0f GB/s (%s)\n", l2.level.c_str(), l2.gbs, l2.method.c_str());
   if (out) {
-    const std::string text = json(*device, rows, latencies);
+    const std::string text = json(*device, rows, latencies, l2);
     const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
     const bool closed = std::fclose(out) == 0;
     out = nullptr;

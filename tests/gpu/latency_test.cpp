@@ -27,4 +27,16 @@ TEST(LatencyLevels, AreOrderedByWhereTheAccessIsServed) {
   EXPECT_LT(cycles["barrier"], cycles["l2"]);  // a barrier never leaves the SM
 }
 
+// L2 hits come from SRAM slices on the chip, DRAM from HBM behind them: a read stream that stays
+// in L2 must outrun the DRAM's peak (its clock times its bus width).
+TEST(LatencyLevels, L2ReadsOutrunDram) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  const auto device = gemm::query_device(0, why);
+  ASSERT_TRUE(device) << why;
+  const auto l2 = gemm::bench::measure_l2_read_bandwidth(*device);
+  EXPECT_EQ(l2.level, "l2_read");
+  EXPECT_GT(l2.gbs, gemm::peak_bandwidth_gbs(device->memory_clock_khz, device->memory_bus_width_bits));
+}
+
 }  // namespace
