@@ -298,6 +298,7 @@ def columns(acc):
     out["account_global_round_trips"] = chain.round_trips if chain else math.nan
     out["account_barriers"] = chain.waits.barriers if chain else math.nan
     out["account_chain_blocks"] = chain.blocks if chain else math.nan
+    out["account_burst_cycles"] = chain.burst_cycles if chain else math.nan
     out["account_outside_loop_share"] = acc.outside_loop
     return out
 
@@ -337,6 +338,7 @@ def as_json(frame, accounts):
             c = acc.chain
             out[row["name"]]["latency"] = {
                 "wait_cycles_per_block_ktile": c.wait_cycles,
+                "burst_cycles_per_block_ktile": c.burst_cycles,
                 "compute_cycles_per_block_ktile": c.compute_cycles,
                 "global_round_trips_per_ktile": c.round_trips,
                 "global_round_trips_per_loop": c.waits.global_round_trips,

@@ -7,7 +7,7 @@ and meets a barrier before it computes has nothing to overlap with inside itself
 blocks resident on its SM can fill the wait. Per SM, B resident blocks each run a chain per k-tile
 
     chain = C + wait,   C = the block's share of the units' bound for one k-tile (cycles),
-    wait  = global round trips x L_global + barriers x L_barrier + L_shared,
+    wait  = burst + global round trips x L_global + barriers x L_barrier + L_shared,
 
 and the SM needs at least max(B x C, chain) cycles for B block-k-tiles: the units' bound where
 B blocks cover the wait (B x C >= chain), the chain where they do not. So
@@ -33,6 +33,12 @@ Where each factor comes from, none of them from the run being explained:
                       latencies, bench/memory_latency.cu: pointer chases), weighted by the row's
                       L2 read hit rate.
   L_shared, L_barrier the idle latencies of a shared-memory load and a 256-thread barrier (same).
+  burst               blocks launched together run the same loop, so every resident block of
+                      the chip asks for its k-tile at about the same time, and the last load
+                      waits for all of them to come through L2: the L2 read bytes per block and
+                      k-tile (l2_read_sectors x 32 over the block-k-tiles) x the resident blocks
+                      of the chip, over the L2's read bandwidth (pipe_peaks.json's bandwidths,
+                      every SM streaming from L2) in bytes per SM cycle at the row's clock.
   B                   blocks per SM (launch facts: registers and shared memory); a persistent
                       grid (fewer blocks than tiles) runs one block per SM.
   block-k-tiles       tiles (from the variant's bm, bn) x K / bk over the SMs, times the grid's tail.
@@ -56,12 +62,16 @@ PREDICATE = re.compile(r"^@!?U?P\w+\s+")
 
 
 def latencies(context):
-    """{level: SM cycles} of the context's pipe peaks, {} unless every level is there and > 0."""
+    """{level: SM cycles, and 'l2_read_gbs'} of the context's pipe peaks, {} unless every level
+    and the L2's read bandwidth are there and > 0."""
     peaks = context.get("pipe_peaks") if isinstance(context, dict) else None
-    rows = peaks.get("latencies") if isinstance(peaks, dict) else None
-    found = {r.get("level"): r.get("cycles") for r in rows or [] if isinstance(r, dict)}
-    ok = all(isinstance(found.get(k), (int, float)) and found[k] > 0 for k in LEVELS)
-    return {k: float(found[k]) for k in LEVELS} if ok else {}
+    peaks = peaks if isinstance(peaks, dict) else {}
+    found = {r.get("level"): r.get("cycles") for r in peaks.get("latencies") or [] if isinstance(r, dict)}
+    bandwidth = {r.get("level"): r.get("gbs") for r in peaks.get("bandwidths") or [] if isinstance(r, dict)}
+    found["l2_read_gbs"] = bandwidth.get("l2_read")
+    keys = (*LEVELS, "l2_read_gbs")
+    ok = all(isinstance(found.get(k), (int, float)) and found[k] > 0 for k in keys)
+    return {k: float(found[k]) for k in keys} if ok else {}
 
 
 def _registers(operand, width=1):
@@ -111,6 +121,7 @@ class Chain:
     wait_cycles: float  # per block-k-tile
     compute_cycles: float  # C
     blocks: int  # B
+    burst_cycles: float = 0.0  # part of wait_cycles: the chip's k-tile through L2
 
 
 def _tiling(row):
@@ -147,15 +158,30 @@ def chain(row, context, units_ms, tail):
     resident = 1 if grid < tiles else int(blocks)
     waits = loop_waits(body)
     trips = waits.global_round_trips * _loop_runs_per_ktile(row, context, waits, tiles * math.ceil(k / bk))
-    wait = trips * (hit * lat["l2"] + (1 - hit) * lat["dram"]) + waits.barriers * lat["barrier"] + lat["shared"]
+    burst = _burst_cycles(row, lat, tiles * math.ceil(k / bk), min(grid, resident * sms)) if trips > 0 else 0.0
+    wait = burst + trips * (hit * lat["l2"] + (1 - hit) * lat["dram"]) + waits.barriers * lat["barrier"] + lat["shared"]
     cycles_per_ms = clock * 1e3
     compute = units_ms * cycles_per_ms / block_ktiles
     ms = block_ktiles / resident * (compute + wait) / cycles_per_ms
-    return Chain(ms, waits, trips, wait, compute, resident)
+    return Chain(ms, waits, trips, wait, compute, resident, burst)
+
+
+def _burst_cycles(row, lat, block_ktiles, resident_on_chip):
+    """SM cycles for L2 to serve one k-tile of every resident block of the chip (0 without the
+    row's L2 read sectors)."""
+    sectors = _number(row, "l2_read_sectors")
+    if not sectors > 0:
+        return 0.0
+    bytes_per_cycle = lat["l2_read_gbs"] * 1e3 / _number(row, "sm_clock_mhz")
+    return sectors * 32 / block_ktiles * resident_on_chip / bytes_per_cycle
 
 
 def _warps_per_block(row, context):
-    """From the launch facts: the theoretical occupancy's warps per SM over the blocks per SM."""
+    """The variant's threads per block over 32; else, from the launch facts, the theoretical
+    occupancy's warps per SM over the blocks per SM."""
+    threads = _number(row, "threads_per_block")
+    if threads > 0:
+        return math.ceil(threads / 32)
     per_sm = _number(row, "theoretical_occupancy") / 100 * _number(context, "gpu_max_threads_per_sm") / 32
     return per_sm / _number(row, "blocks_per_sm")
 

@@ -65,7 +65,8 @@ def _chain_text(row):
     trips, bars = value(row, "account_global_round_trips"), int(value(row, "account_barriers"))
     return (
         f"{trips:.3g} global round trip{'s' * (trips != 1)} and {bars} barrier{'s' * (bars != 1)} per k-tile: "
-        f"{number(value(row, 'account_wait_cycles'))} cycles of waits beside "
+        f"{number(value(row, 'account_wait_cycles'))} cycles of waits (the chip's k-tile through L2: "
+        f"{number(value(row, 'account_burst_cycles'))}) beside "
         f"{number(value(row, 'account_compute_cycles'))} of compute, "
         f"{int(value(row, 'account_chain_blocks'))} block(s) per SM to fill them"
     )
