@@ -243,3 +243,10 @@ def test_on_the_h100_the_persistent_grid_gains_no_wave_and_keeps_the_tensor_work
     # No gain predicted beyond the clocks the two rungs ran at (the units' time is at each one's own).
     assert step.predicted <= b["sm_clock_mhz"] / a["sm_clock_mhz"] * 1.01
     assert step.measured <= 1.0
+
+
+def test_a_chain_longer_than_the_measured_time_is_said_to_have_overlapped_not_a_wrong_peak():
+    acc = account.Account(times_ms={"latency": 1.2, "issue": 0.5}, limiter="latency", bound_ms=1.2, measured_ms=1.0)
+    assert "some of them overlapped" in acc.summary() and "peak" not in acc.summary()
+    unit = account.Account(times_ms={"issue": 1.2}, limiter="issue", bound_ms=1.2, measured_ms=1.0)
+    assert "a peak or clock is off" in unit.summary()

@@ -134,9 +134,11 @@ class Account:
         if self.reason:
             return f"no account: {self.reason}"
         text = f"{self.limiter_label}, explained {self.explained:.2f}"
-        return text + (
-            " (bound above the measured time: a peak or clock is off)" if self.explained > OVER_BOUND else ""
-        )
+        if self.explained <= OVER_BOUND:
+            return text
+        if self.limiter == LATENCY.key:  # a chain of waits, not a peak: some of them overlapped
+            return text + " (the chain of waits is longer than the measured time: some of them overlapped)"
+        return text + " (bound above the measured time: a peak or clock is off)"
 
 
 def value(row, key):
