@@ -262,7 +262,8 @@ def account(row, context):
     by_form = tensor_seconds_by_form(row, context)
     if by_form is not None:
         times["tensor"] = by_form * 1e3 * tail
-    chain = latency_term.chain(row, context, max(times.values()), tail)
+    # The chain's compute is the SM's: L2's and DRAM's time is the loads the chain waits for.
+    chain = latency_term.chain(row, context, max(t for u, t in times.items() if BY_KEY[u].domain == "sm"), tail)
     if chain is not None and chain.waits.global_round_trips > 0:
         times[LATENCY.key] = chain.ms
     limiter = max(times, key=times.get)

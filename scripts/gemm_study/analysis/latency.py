@@ -19,7 +19,8 @@ limiter is "latency". Only a loop that waits on a global load gets the term (acc
 cp.async or TMA pipeline the stages cover the loads, and its barriers wait for the slowest warp,
 which the units' time at the grid's tail already holds.
 
-Where each factor comes from, none of them from the run being explained:
+Where each factor comes from: the latencies and the L2's bandwidth are measured apart, on an idle
+GPU; the rest are the kernel's code (SASS) and the row's work counters, as the units' work is:
   global round trips  from the kernel's main loop in SASS (sass.json beside the study): the
                       batches of global loads (LDG) whose results the loop uses before it issues
                       the next load, i.e. the loads it waits for one after another per iteration;
@@ -43,9 +44,11 @@ Where each factor comes from, none of them from the run being explained:
                       grid (fewer blocks than tiles) runs one block per SM.
   block-k-tiles       tiles (from the variant's bm, bn) x K / bk over the SMs, times the grid's tail.
 
-What it does not see: the idle latencies are those of an unloaded GPU; a
-block alone on its SM issues more slowly than C where it has few warps per scheduler. Each is a
-reason the term can fall short, none makes it larger than the chain it describes."""
+What it does not see: the latencies are those of an idle GPU (in SM cycles at the clock
+pipe-peaks ran at); a block alone on its SM issues more slowly than C where it has few warps per
+scheduler; the blocks of an SM may run in phase (then none covers another's waits) or out of
+phase (as the max assumes). A chain longer than the measured time means some of its waits
+overlapped."""
 
 import math
 import re
@@ -55,7 +58,9 @@ from gemm_study.analysis import sass_loop
 from gemm_study.data.results import sm_count
 
 LEVELS = ("shared", "l2", "dram", "barrier")
-LOAD = re.compile(r"^LDG(?:\.|$)")  # LDGSTS (cp.async) and LDGDEPBAR are not waited-for loads
+# Global loads whose values the loop waits for: LDG, and the generic LD (LDS, LDSM are shared;
+# LDGSTS, cp.async, and LDGDEPBAR are not waited for where they are issued).
+LOAD = re.compile(r"^(?:LDG|LD)(?:\.|$)")
 BARRIER = re.compile(r"^BAR\.(?:SYNC|RED)")
 REGISTER = re.compile(r"\bR(\d+)\b")
 PREDICATE = re.compile(r"^@!?U?P\w+\s+")
@@ -100,12 +105,14 @@ def loop_waits(body):
         operands = [o.strip() for o in rest.rstrip(" ;").split(",")] if rest else []
         if BARRIER.match(op):
             barriers += 1
+        read = set().union(*(_registers(o) for o in operands[1:])) if len(operands) > 1 else set()
         if LOAD.match(op):
+            if pending & read:  # its address is a pending load's value: the next round trip
+                pending = set()
             loads += 1
             trips += not pending
             pending |= _registers(operands[0], _width(op)) if operands else set()
             continue
-        read = set().union(*(_registers(o) for o in operands[1:])) if len(operands) > 1 else set()
         if op.startswith("ST") and operands:
             read |= _registers(operands[-1], _width(op))
         if pending & read:
@@ -155,10 +162,13 @@ def chain(row, context, units_ms, tail):
     (bm, bn, bk), (m, n, k) = tiling, shape
     tiles = math.ceil(m / bm) * math.ceil(n / bn)
     block_ktiles = tiles * math.ceil(k / bk) / sms * tail  # on the busiest SM
-    resident = 1 if grid < tiles else int(blocks)
+    # A persistent grid (fewer blocks than tiles) runs one block per SM; a grid smaller than the
+    # SMs' room runs the blocks it has.
+    resident = 1 if grid < tiles else max(1, min(int(blocks), math.ceil(grid / sms)))
     waits = loop_waits(body)
-    trips = waits.global_round_trips * _loop_runs_per_ktile(row, context, waits, tiles * math.ceil(k / bk))
-    burst = _burst_cycles(row, lat, tiles * math.ceil(k / bk), min(grid, resident * sms)) if trips > 0 else 0.0
+    code = sass_loop.code_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
+    trips = _round_trips_per_ktile(row, context, waits, sass_loop.inner_loop_bodies(code), tiles * math.ceil(k / bk))
+    burst = _burst_cycles(row, lat, tiles * math.ceil(k / bk), sms) if trips > 0 else 0.0
     wait = burst + trips * (hit * lat["l2"] + (1 - hit) * lat["dram"]) + waits.barriers * lat["barrier"] + lat["shared"]
     cycles_per_ms = clock * 1e3
     compute = units_ms * cycles_per_ms / block_ktiles
@@ -166,14 +176,15 @@ def chain(row, context, units_ms, tail):
     return Chain(ms, waits, trips, wait, compute, resident, burst)
 
 
-def _burst_cycles(row, lat, block_ktiles, resident_on_chip):
-    """SM cycles for L2 to serve one k-tile of every resident block of the chip (0 without the
-    row's L2 read sectors)."""
+def _burst_cycles(row, lat, block_ktiles, in_phase_on_chip):
+    """SM cycles for L2 to serve one k-tile of each in-phase block of the chip, one per SM: the
+    cover model lets the other blocks of an SM run out of phase with it (0 without the row's L2
+    read sectors)."""
     sectors = _number(row, "l2_read_sectors")
     if not sectors > 0:
         return 0.0
     bytes_per_cycle = lat["l2_read_gbs"] * 1e3 / _number(row, "sm_clock_mhz")
-    return sectors * 32 / block_ktiles * resident_on_chip / bytes_per_cycle
+    return sectors * 32 / block_ktiles * in_phase_on_chip / bytes_per_cycle
 
 
 def _warps_per_block(row, context):
@@ -183,7 +194,8 @@ def _warps_per_block(row, context):
     if threads > 0:
         return math.ceil(threads / 32)
     per_sm = _number(row, "theoretical_occupancy") / 100 * _number(context, "gpu_max_threads_per_sm") / 32
-    return per_sm / _number(row, "blocks_per_sm")
+    blocks = _number(row, "blocks_per_sm")
+    return per_sm / blocks if blocks > 0 else math.nan
 
 
 def outside_loop_share(row, context):
@@ -202,16 +214,23 @@ def outside_loop_share(row, context):
     return share if share >= 0 else math.nan
 
 
-def _loop_runs_per_ktile(row, context, waits, block_ktiles):
-    """How many times per k-tile each warp runs the loop's loads: the global load instructions
-    the warps executed (gld_requests, one per warp instruction) per warp and block-k-tile over
-    the LDGs the loop holds as compiled. 1 for a loop that is one k-tile with no loop nested in it;
-    more where its loads sit in a nested loop (counted once in the SASS); 1 where a count is
-    missing."""
+def _round_trips_per_ktile(row, context, waits, inner, block_ktiles):
+    """A warp's global round trips per k-tile. A loop that is one k-tile: its own. Otherwise the
+    global load instructions each warp executed per k-tile (gld_requests, one per warp
+    instruction) at the loop's loads per round trip: those of the loops nested in it where they
+    hold loads (they run; the single loads beside them are their unrolling's remainder), else the
+    main loop's. The loop's own where a count is missing."""
     executed = _number(row, "gld_requests") / (_warps_per_block(row, context) * block_ktiles)
-    if not waits.loads or not executed > 0:
-        return 1.0
-    return executed / waits.loads
+    nested = [loop_waits(body) for body in inner]
+    nested = [w for w in nested if w.loads]
+    trips, loads = (
+        (sum(w.global_round_trips for w in nested), sum(w.loads for w in nested))
+        if nested
+        else (waits.global_round_trips, waits.loads)
+    )
+    if not loads or not executed > 0:
+        return float(waits.global_round_trips)
+    return executed * trips / loads
 
 
 def _number(row, key):

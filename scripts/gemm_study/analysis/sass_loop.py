@@ -43,6 +43,30 @@ def main_loop_body(instructions):
     return best[1] if best else []
 
 
+def inner_loop_bodies(instructions):
+    """The issued instructions' texts of each loop nested in the main loop (a backward branch
+    inside it that is not its own), from [(address, text)]; [] where there is none."""
+    main = main_loop_body(instructions)
+    if not main:
+        return []
+    loops = []
+    for i, (address, text) in enumerate(instructions):
+        m = BRANCH.match(text)
+        if not m or not m.group(1) or int(m.group(1), 16) > address:
+            continue
+        target = int(m.group(1), 16)
+        body = [t for a, t in instructions[: i + 1] if a >= target and issued(t)]
+        if len(body) < len(main) and _inside(body, main):
+            loops.append(body)
+    return loops
+
+
+def _inside(body, main):
+    """Whether body is a contiguous run of main (a loop nested in it)."""
+    n = len(body)
+    return any(main[i : i + n] == body for i in range(len(main) - n + 1))
+
+
 def main_loop(instructions):
     """(length, Counter of opcodes) of the kernel's main loop (main_loop_body); (0, {}) without one."""
     body = main_loop_body(instructions)
@@ -53,6 +77,12 @@ def _code(sass, precision, variant, shape):
     name = (sass.get("kernels") or {}).get(f"{precision}/{variant}", {}).get(shape)
     code = (sass.get("sass") or {}).get(name) if name else None
     return [(int(address), str(text)) for address, text in code] if code else None
+
+
+def code_of(sass, precision, variant, shape):
+    """[(address, text)] of the kernel `variant` launches at `shape`, or None where sass.json does
+    not have it."""
+    return _code(sass, precision, variant, shape) if isinstance(sass, dict) else None
 
 
 def body_of(sass, precision, variant, shape):
