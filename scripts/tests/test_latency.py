@@ -278,3 +278,21 @@ def test_a_chain_longer_than_the_measured_time_is_said_to_have_overlapped_not_a_
     assert "some of them overlapped" in acc.summary() and "peak" not in acc.summary()
     unit = account.Account(times_ms={"issue": 1.2}, limiter="issue", bound_ms=1.2, measured_ms=1.0)
     assert "a peak or clock is off" in unit.summary()
+
+
+def test_an_unexplained_step_names_the_measurement_that_would_settle_it():
+    from gemm_study.analysis import prediction
+
+    latency_row = {"account_unit": "latency", "account_warps_per_scheduler": 2.0}
+    few_warps = {"account_unit": "issue", "account_warps_per_scheduler": 2.0}
+    many_warps = {"account_unit": "issue", "account_warps_per_scheduler": 8.0}
+    assert "phases (load wait, barrier, compute" in prediction.settle(few_warps, latency_row)
+    assert "rate at 2.0 warps per scheduler" in prediction.settle(many_warps, few_warps)
+    assert "per phase of its k-tile" in prediction.settle(many_warps, many_warps)
+    # Without occupancy (NaN) the general measurement, never a number made up.
+    assert "per phase" in prediction.settle({"account_unit": "issue"}, {"account_unit": "shared"})
+
+
+def test_warps_per_scheduler_from_the_achieved_occupancy():
+    assert account.warps_per_scheduler({"achieved_occupancy": 12.5}, {"gpu_max_threads_per_sm": "2048"}) == 2.0
+    assert math.isnan(account.warps_per_scheduler({"achieved_occupancy": 12.5}, {}))

@@ -112,6 +112,7 @@ class Account:
     tensor_from: str = ""  # BY_FORM or BUSY_CYCLES
     chain: object = None  # latency.Chain, None where the SASS, latencies or tiling are missing
     outside_loop: float = math.nan  # share of warp instructions outside the main loop (spins among them)
+    warps_per_scheduler: float = math.nan  # achieved: resident warps per SM sub-partition
 
     @property
     def explained(self):
@@ -148,6 +149,15 @@ def value(row, key):
     except (TypeError, ValueError):
         return math.nan
     return value if math.isfinite(value) else math.nan
+
+
+SCHEDULERS_PER_SM = 4  # SM sub-partitions, each with its warp scheduler, on sm_70 to sm_90
+
+
+def warps_per_scheduler(row, context):
+    """The achieved occupancy's warps per scheduler (NaN without it or the SM's thread limit)."""
+    threads = value({"t": context_value(context, "gpu_max_threads_per_sm", default=math.nan)}, "t")
+    return value(row, "achieved_occupancy") / 100 * threads / 32 / SCHEDULERS_PER_SM
 
 
 def tail_of(row, context):
@@ -277,6 +287,7 @@ def account(row, context):
         tensor_from=BY_FORM if by_form is not None else BUSY_CYCLES,
         chain=chain,
         outside_loop=latency_term.outside_loop_share(row, context),
+        warps_per_scheduler=warps_per_scheduler(row, context),
     )
 
 
@@ -303,6 +314,7 @@ def columns(acc):
     out["account_chain_blocks"] = chain.blocks if chain else math.nan
     out["account_burst_cycles"] = chain.burst_cycles if chain else math.nan
     out["account_outside_loop_share"] = acc.outside_loop
+    out["account_warps_per_scheduler"] = acc.warps_per_scheduler
     return out
 
 

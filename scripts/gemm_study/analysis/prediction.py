@@ -172,16 +172,31 @@ def _predicted_step(a, b, ladder_key, shape):
         f"{head}: unexplained; explained share {value(a, 'account_explained'):.2f} -> "
         f"{value(b, 'account_explained'):.2f} ({_work_sentence(a, b)})"
     )
-    return Step(
-        ladder_key,
-        shape,
-        a,
-        b,
-        measured,
-        predicted,
-        "unexplained",
-        text + (f"; the counters that moved: {moved}." if moved else "; no other counter moved by 5%."),
-    )
+    text += f"; the counters that moved: {moved}" if moved else "; no other counter moved by 5%"
+    return Step(ladder_key, shape, a, b, measured, predicted, "unexplained", f"{text}; {settle(a, b)}.")
+
+
+# Warps per scheduler at or below which a block cannot hide its own dependencies: a warp waits
+# its instructions' latency (4 cycles for the FMA pipes, more for shared loads and MMAs) between
+# dependent ones, and two warps fill at most two of those cycles.
+FEW_WARPS = 2
+
+
+def settle(a, b):
+    """Which measurement would settle an unexplained step, from what its rungs' accounts assume."""
+    if account.LATENCY.key in (a["account_unit"], b["account_unit"]):
+        return (
+            "would settle it: each block's time per k-tile in its phases (load wait, barrier, "
+            "compute; clock64 around each) against the chain's waits, and whether the blocks of an "
+            "SM run in phase"
+        )
+    warps = [value(r, "account_warps_per_scheduler") for r in (a, b)]
+    if any(0 < w <= FEW_WARPS for w in warps):
+        return (
+            f"would settle it: the limiter's rate at {min(w for w in warps if w > 0):.1f} warps per "
+            "scheduler, where a block cannot hide its own dependencies"
+        )
+    return "would settle it: the warp states of each rung per phase of its k-tile (ncu's source counters per SASS line)"
 
 
 def ladder_steps(rows, ladder_key, shape):
