@@ -296,3 +296,20 @@ def test_an_unexplained_step_names_the_measurement_that_would_settle_it():
 def test_warps_per_scheduler_from_the_achieved_occupancy():
     assert account.warps_per_scheduler({"achieved_occupancy": 12.5}, {"gpu_max_threads_per_sm": "2048"}) == 2.0
     assert math.isnan(account.warps_per_scheduler({"achieved_occupancy": 12.5}, {}))
+
+
+H200 = SCRIPTS.parent / "reports" / "h200" / "results.json"
+
+
+@pytest.mark.skipif(not H200.is_file(), reason="no committed H200 study")
+def test_a_study_without_latencies_says_no_rung_has_a_latency_time():
+    from gemm_study.analysis import ceilings
+    from gemm_study.report import ladder_report
+    from gemm_study.report.study_report import load_kernel_runs
+
+    context, kernel, _, _ = load_kernel_runs(H200)
+    assert latency.latencies(context) == {}
+    kernel, _ = account.add_columns(kernel, context)
+    lines, _ = ladder_report.section(kernel, context, ceilings.ceilings(context, kernel))
+    assert any("No rung has a latency time" in line for line in lines[:6])
+    assert "latency" not in set(kernel["account_unit"])

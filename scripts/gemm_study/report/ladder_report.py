@@ -5,7 +5,7 @@ the summary at the top of the report (the headline shape's tables and the tally 
 
 import pandas as pd
 
-from gemm_study.analysis import account, ladder, prediction
+from gemm_study.analysis import account, ladder, latency, prediction
 from gemm_study.data.formatting import markdown_table
 from gemm_study.data.shape import shape_order
 
@@ -150,6 +150,12 @@ def section(kernel, context, table):
                 "(`pipe_peaks.json`, see Ceilings) where the kernel names its form, else its busy cycles."
                 if account.form_rates(context)
                 else "The tensor pipe's work is its busy cycles (no `pipe_peaks.json` beside the results)."
+            )
+            + (
+                ""
+                if latency.latencies(context)
+                else " No rung has a latency time: the pipe peaks beside these results hold no "
+                "latencies and L2 bandwidth (a study before pipe-peaks measured them)."
             ),
             "",
         ],
