@@ -60,7 +60,7 @@ import math
 from dataclasses import dataclass, field
 
 from gemm_study.analysis import latency as latency_term
-from gemm_study.data.results import context_value, sm_count
+from gemm_study.data.results import context_value, field_number, max_warps_per_sm, sm_count
 
 
 @dataclass(frozen=True)
@@ -144,11 +144,7 @@ class Account:
 
 def value(row, key):
     """A row's field as a finite float, NaN where it is absent, not a number or not finite."""
-    try:
-        value = float(row.get(key))
-    except (TypeError, ValueError):
-        return math.nan
-    return value if math.isfinite(value) else math.nan
+    return field_number(row, key)
 
 
 SCHEDULERS_PER_SM = 4  # SM sub-partitions, each with its warp scheduler, on sm_70 to sm_90
@@ -156,8 +152,7 @@ SCHEDULERS_PER_SM = 4  # SM sub-partitions, each with its warp scheduler, on sm_
 
 def warps_per_scheduler(row, context):
     """The achieved occupancy's warps per scheduler (NaN without it or the SM's thread limit)."""
-    threads = value({"t": context_value(context, "gpu_max_threads_per_sm", default=math.nan)}, "t")
-    return value(row, "achieved_occupancy") / 100 * threads / 32 / SCHEDULERS_PER_SM
+    return value(row, "achieved_occupancy") / 100 * max_warps_per_sm(context) / SCHEDULERS_PER_SM
 
 
 def tail_of(row, context):

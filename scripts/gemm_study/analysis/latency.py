@@ -55,7 +55,7 @@ import re
 from dataclasses import dataclass
 
 from gemm_study.analysis import sass_loop
-from gemm_study.data.results import sm_count
+from gemm_study.data.results import field_number, max_warps_per_sm, sm_count
 
 LEVELS = ("shared", "l2", "dram", "barrier")
 # Global loads whose values the loop waits for: LDG, and the generic LD (LDS, LDSM are shared;
@@ -155,8 +155,8 @@ def chain(row, context, units_ms, tail):
     if not lat or not tiling or not shape or not sms > 0:
         return None
     body = sass_loop.body_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
-    blocks, grid, clock = (_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
-    hit = _number(row, "l2_read_hit_rate")
+    blocks, grid, clock = (field_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
+    hit = field_number(row, "l2_read_hit_rate")
     if not body or not blocks > 0 or not grid > 0 or not clock > 0 or not 0 <= hit <= 1:
         return None
     (bm, bn, bk), (m, n, k) = tiling, shape
@@ -180,21 +180,21 @@ def _burst_cycles(row, lat, block_ktiles, in_phase_on_chip):
     """SM cycles for L2 to serve one k-tile of each in-phase block of the chip, one per SM: the
     cover model lets the other blocks of an SM run out of phase with it (0 without the row's L2
     read sectors)."""
-    sectors = _number(row, "l2_read_sectors")
+    sectors = field_number(row, "l2_read_sectors")
     if not sectors > 0:
         return 0.0
-    bytes_per_cycle = lat["l2_read_gbs"] * 1e3 / _number(row, "sm_clock_mhz")
+    bytes_per_cycle = lat["l2_read_gbs"] * 1e3 / field_number(row, "sm_clock_mhz")
     return sectors * 32 / block_ktiles * in_phase_on_chip / bytes_per_cycle
 
 
 def _warps_per_block(row, context):
     """The variant's threads per block over 32; else, from the launch facts, the theoretical
     occupancy's warps per SM over the blocks per SM."""
-    threads = _number(row, "threads_per_block")
+    threads = field_number(row, "threads_per_block")
     if threads > 0:
         return math.ceil(threads / 32)
-    per_sm = _number(row, "theoretical_occupancy") / 100 * _number(context, "gpu_max_threads_per_sm") / 32
-    blocks = _number(row, "blocks_per_sm")
+    per_sm = field_number(row, "theoretical_occupancy") / 100 * max_warps_per_sm(context)
+    blocks = field_number(row, "blocks_per_sm")
     return per_sm / blocks if blocks > 0 else math.nan
 
 
@@ -205,7 +205,7 @@ def outside_loop_share(row, context):
     warp (a share below 0: warps that run another loop, as a producer warp does)."""
     tiling, shape = _tiling(row), _shape(row)
     body = sass_loop.body_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
-    executed = _number(row, "warp_inst")
+    executed = field_number(row, "warp_inst")
     if not tiling or not shape or not body or not executed > 0:
         return math.nan
     (bm, bn, bk), (m, n, k) = tiling, shape
@@ -220,7 +220,7 @@ def _round_trips_per_ktile(row, context, waits, inner, block_ktiles):
     instruction) at the loop's loads per round trip: those of the loops nested in it where they
     hold loads (they run; the single loads beside them are their unrolling's remainder), else the
     main loop's. The loop's own where a count is missing."""
-    executed = _number(row, "gld_requests") / (_warps_per_block(row, context) * block_ktiles)
+    executed = field_number(row, "gld_requests") / (_warps_per_block(row, context) * block_ktiles)
     nested = [loop_waits(body) for body in inner]
     nested = [w for w in nested if w.loads]
     trips, loads = (
@@ -231,11 +231,3 @@ def _round_trips_per_ktile(row, context, waits, inner, block_ktiles):
     if not loads or not executed > 0:
         return float(waits.global_round_trips)
     return executed * trips / loads
-
-
-def _number(row, key):
-    try:
-        v = float(row.get(key))
-    except (TypeError, ValueError):
-        return math.nan
-    return v if math.isfinite(v) else math.nan

@@ -155,6 +155,15 @@ def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def field_number(row, key):
+    """A row's field as a finite float, NaN where it is absent, not a number or not finite."""
+    try:
+        number = float(row.get(key))
+    except (TypeError, ValueError):
+        return math.nan
+    return number if math.isfinite(number) else math.nan
+
+
 # Types of the `variant` facts that tools compute with (the contract above); a bool is none of them.
 NUMBER = (int, float)
 VARIANT_TYPES = {
