@@ -313,3 +313,23 @@ def test_a_study_without_latencies_says_no_rung_has_a_latency_time():
     lines, _ = ladder_report.section(kernel, context, ceilings.ceilings(context, kernel))
     assert any("No rung has a latency time" in line for line in lines[:6])
     assert "latency" not in set(kernel["account_unit"])
+
+
+def test_the_tally_says_what_the_units_alone_would_explain_and_the_typical_miss():
+    from gemm_study.analysis import prediction
+
+    def rung(issue_ms, latency_ms, time_ms):
+        row = {f"account_{u.key}_ms": 0.0 for u in account.UNITS}
+        return row | {"account_issue_ms": issue_ms, "account_latency_ms": latency_ms, "time_ms": time_ms}
+
+    # Rung a: units 1 ms, latency 2 ms, ran 2 ms. Rung b: units 1 ms, no latency, ran 1 ms. Measured
+    # x2.00; with the latency time predicted x2.00 (no miss), by the units alone x1.00 (a 100% miss).
+    a, b = rung(1.0, 2.0, 2.0), rung(1.0, math.nan, 1.0)
+    step = prediction.Step("l", "s", a, b, measured=2.0, predicted=2.0, verdict="explained", sentence="")
+    assert step.predicted_by_units == pytest.approx(1.0)
+    text = prediction.tally_sentence([step])
+    assert "the units alone (no latency time) 0" in text
+    assert "mean miss 0%, the units alone 100%" in text
+    # Without a latency time on either side the sentence adds nothing.
+    plain = prediction.Step("l", "s", b, b, measured=1.0, predicted=1.0, verdict="explained", sentence="")
+    assert "units alone" not in prediction.tally_sentence([plain])

@@ -46,6 +46,12 @@ class Step:
     sentence: str
 
     @property
+    def predicted_by_units(self):
+        """The prediction without the latency time: the ratio of the two rungs' units' bounds."""
+        bounds = [max(value(r, f"account_{u.key}_ms") for u in account.UNITS) for r in (self.before, self.after)]
+        return bounds[0] / bounds[1] if all(b > 0 for b in bounds) else math.nan
+
+    @property
     def off(self):
         """measured / predicted - 1 (NaN without a prediction)."""
         return self.measured / self.predicted - 1 if self.predicted > 0 else math.nan
@@ -226,4 +232,20 @@ def tally_sentence(steps):
         f"({100 * explained / predicted:.0f}%), {unexplained} unexplained"
     )
     text += f", {none} without a prediction" if none else ""
-    return text + f"; predicting x1.00 for every step would explain {null_tally(steps)} of {predicted}."
+    text += f"; predicting x1.00 for every step would explain {null_tally(steps)} of {predicted}"
+    with_latency = [s for s in steps if s.verdict != "no prediction"]
+    if any(math.isfinite(value(r, "account_latency_ms")) for s in with_latency for r in (s.before, s.after)):
+        units = sum(abs(s.measured / s.predicted_by_units - 1) <= TOLERANCE for s in with_latency)
+        text += (
+            f"; the units alone (no latency time) {units}; mean miss {mean_miss(with_latency, 'predicted'):.0%}, "
+            f"the units alone {mean_miss(with_latency, 'predicted_by_units'):.0%}"
+        )
+    return text + "."
+
+
+def mean_miss(steps, prediction):
+    """exp(mean |log(measured / predicted)|) - 1 over the steps: the typical factor a prediction
+    misses by, the same for a step over- and under-predicted."""
+    logs = [abs(math.log(s.measured / getattr(s, prediction))) for s in steps]
+    logs = [x for x in logs if math.isfinite(x)]
+    return math.exp(sum(logs) / len(logs)) - 1 if logs else math.nan
