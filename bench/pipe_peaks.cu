@@ -21,7 +21,8 @@
 // GFLOP/s from CUDA events are printed beside it. Timed: kernel only, the best of 5 launches
 // after a warm-up. Beside the forms, the idle latencies of shared memory, L2, DRAM and a barrier
 // and the L2's read bandwidth (bench/memory_latency.cu), which the account charges a k-tile whose
-// loads are not overlapped.
+// loads are not overlapped; and each pipe's dependent latency and the integer ALU pipe's rate
+// (bench/instruction_latency.cu), which the account's simulation of a k-tile's schedule needs.
 //
 // Usage: pipe-peaks [--json=FILE]. Exit status: 0, 1 on a CUDA error, 2 on bad usage or no GPU
 // (or one that is not compute capability 9.0: wgmma is sm_90a code).
@@ -39,6 +40,7 @@
 
 #include "cuda_check.h"
 #include "device_info.h"
+#include "instruction_latency.h"
 #include "memory_latency.h"
 #include "tensor/sm90a_ptx.cuh"
 
@@ -249,8 +251,14 @@ Measured measure(const gemm::DeviceInfo& device, int iterations) {
   return m;
 }
 
+struct Dependencies {
+  std::vector<gemm::bench::InstructionLatency> latencies;
+  gemm::bench::IssueRate alu;
+};
+
 std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& rows,
-                 const std::vector<gemm::bench::Latency>& latencies, const gemm::bench::Bandwidth& l2) {
+                 const std::vector<gemm::bench::Latency>& latencies, const gemm::bench::Bandwidth& l2,
+                 const Dependencies& deps) {
   std::string out = "{\n  \"gpu_name\": \"" + device.name + "\",\n  \"sm_count\": " +
                     std::to_string(device.sm_count) + ",\n  \"forms\": [\n";
   char line[512];
@@ -272,8 +280,20 @@ std::string json(const gemm::DeviceInfo& device, const std::vector<Measured>& ro
     out += line;
   }
   std::snprintf(line, sizeof(line),
-                "  ],\n  \"bandwidths\": [\n    {\"level\": \"%s\", \"gbs\": %.0f, \"method\": \"%s\"}\n  ]\n}\n",
+                "  ],\n  \"bandwidths\": [\n    {\"level\": \"%s\", \"gbs\": %.0f, \"method\": \"%s\"}\n  ],\n",
                 l2.level.c_str(), l2.gbs, l2.method.c_str());
+  out += line;
+  out += "  \"instruction_latencies\": [\n";
+  for (std::size_t i = 0; i < deps.latencies.size(); ++i) {
+    const auto& l = deps.latencies[i];
+    std::snprintf(line, sizeof(line), "    {\"pipe\": \"%s\", \"sass\": \"%s\", \"cycles\": %.2f, \"method\": \"%s\"}%s\n",
+                  l.pipe.c_str(), l.sass.c_str(), l.cycles, l.method.c_str(), i + 1 < deps.latencies.size() ? "," : "");
+    out += line;
+  }
+  std::snprintf(line, sizeof(line),
+                "  ],\n  \"issue_rates\": [\n    {\"pipe\": \"%s\", \"sass\": \"%s\", \"warps_per_sm\": %d, "
+                "\"inst_per_clk_per_sm\": %.5f}\n  ]\n}\n",
+                deps.alu.pipe.c_str(), deps.alu.sass.c_str(), deps.alu.warps_per_sm, deps.alu.inst_per_clk_per_sm);
   return out + line;
 }
 
@@ -309,6 +329,7 @@ int run(const std::string& json_path) {
   std::vector<Measured> rows;
   std::vector<gemm::bench::Latency> latencies;
   gemm::bench::Bandwidth l2;
+  Dependencies deps;
   try {
     rows = {
         measure<Form::ffma>(*device, 4000),      measure<Form::dfma>(*device, 1000),
@@ -318,6 +339,7 @@ int run(const std::string& json_path) {
     };
     latencies = gemm::bench::measure_latencies(*device);
     l2 = gemm::bench::measure_l2_read_bandwidth(*device);
+    deps = {gemm::bench::measure_instruction_latencies(*device), gemm::bench::measure_alu_rate(*device)};
   } catch (...) {
     finish(1);
     throw;
@@ -333,8 +355,13 @@ int run(const std::string& json_path) {
   std::printf("\nidle latencies, SM cycles (clock64):\n");
   for (const auto& l : latencies) std::printf("%-8s %8.1f  %s\n", l.level.c_str(), l.cycles, l.method.c_str());
   std::printf("\n%s: %.0f GB/s (%s)\n", l2.level.c_str(), l2.gbs, l2.method.c_str());
+  std::printf("\ndependent latencies, SM cycles (clock64):\n");
+  for (const auto& l : deps.latencies)
+    std::printf("%-11s %-20s %7.2f  %s\n", l.pipe.c_str(), l.sass.c_str(), l.cycles, l.method.c_str());
+  std::printf("\n%s pipe (%s): %.3f warp instructions/clk/SM at %d warps per SM\n", deps.alu.pipe.c_str(),
+              deps.alu.sass.c_str(), deps.alu.inst_per_clk_per_sm, deps.alu.warps_per_sm);
   if (out) {
-    const std::string text = json(*device, rows, latencies, l2);
+    const std::string text = json(*device, rows, latencies, l2, deps);
     const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
     const bool closed = std::fclose(out) == 0;
     out = nullptr;

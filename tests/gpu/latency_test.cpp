@@ -2,12 +2,14 @@
 // What must hold follows from where each access is served, not from a run: a shared-memory load
 // stays in the SM, an L2 hit crosses the chip to an L2 slice and back, a DRAM access does that
 // and waits for HBM too, so shared < L2 < DRAM; a barrier of 256 threads costs at least a cycle;
-// and a load that crossed the chip takes longer than any pipe's few-cycle latency.
+// and a load that crossed the chip takes longer than any pipe's few-cycle latency. Beside them,
+// the pipes' own dependent latencies and the ALU pipe's rate (bench/instruction_latency.cu).
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "gpu_test_support.h"
+#include "instruction_latency.h"
 #include "memory_latency.h"
 
 namespace {
@@ -40,3 +42,39 @@ TEST(LatencyLevels, L2ReadsOutrunDram) {
 }
 
 }  // namespace
+
+// The pipes' dependent latencies (bench/instruction_latency.cu). The CUDA C++ Programming Guide
+// ("Maximize Instruction Throughput", multiprocessor level) puts most arithmetic instructions'
+// latency at 4 cycles: an FFMA or LOP3 chain must come out a few cycles per link, never the one
+// cycle of an issue slot (that would mean the links did not depend on each other) nor the tens of
+// a memory access. A tensor-core MMA does 16 x 8 x 8 multiply-adds per warp where an FFMA does 32:
+// its chain cannot be shorter than an FFMA's.
+TEST(LatencyLevels, EachPipesDependentLatencyIsAFewCycles) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  const auto device = gemm::query_device(0, why);
+  ASSERT_TRUE(device) << why;
+  std::map<std::string, double> cycles;
+  for (const auto& l : gemm::bench::measure_instruction_latencies(*device)) cycles[l.pipe] = l.cycles;
+  ASSERT_EQ(cycles.size(), 6u);
+  for (const char* pipe : {"fma", "alu"}) {
+    EXPECT_GE(cycles[pipe], 2.0) << pipe;
+    EXPECT_LE(cycles[pipe], 8.0) << pipe;
+  }
+  EXPECT_GE(cycles["fp64"], cycles["fma"]);
+  for (const char* pipe : {"hmma_tf32", "dmma_884", "dmma_16816"}) EXPECT_GT(cycles[pipe], cycles["fma"]) << pipe;
+}
+
+// The Programming Guide's throughput table gives 64 results per clock per SM for 32-bit bitwise
+// operations on compute capability 9.0 (half the FP32 FMA's 128): 2 warp instructions per clock.
+TEST(LatencyLevels, TheAluPipeIssuesAtItsDocumentedRate) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  const auto device = gemm::query_device(0, why);
+  ASSERT_TRUE(device) << why;
+  if (device->cc_major != 9) GTEST_SKIP() << "the documented rate checked is compute capability 9.0's";
+  const auto alu = gemm::bench::measure_alu_rate(*device);
+  EXPECT_EQ(alu.pipe, "alu");
+  EXPECT_GT(alu.inst_per_clk_per_sm, 0.8 * 2.0);
+  EXPECT_LT(alu.inst_per_clk_per_sm, 1.05 * 2.0);
+}
