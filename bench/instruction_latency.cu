@@ -3,7 +3,8 @@
 //
 //   pipe        chain (each instruction reads the previous one's result)      SASS
 //   fma         fma.rn.f32 acc, acc, x, y                                     FFMA
-//   alu         lop3.b32 v, v, y, z, 0x96 (three-way XOR)                      LOP3.LUT
+//   alu         lop3.b32 v, v, y[u], z[u], 0xE8 (bitwise majority; 8 pairs    LOP3.LUT
+//               y, z in turn, so that no two links cancel or fold)
 //   fp64        fma.rn.f64 acc, acc, x, y                                     DFMA
 //   hmma_tf32   mma.sync m16n8k8 TF32, the accumulator carried                HMMA.1688.F32.TF32
 //   dmma_884    mma.sync m8n8k4 FP64, the accumulator carried                 DMMA.884
@@ -39,9 +40,22 @@ __device__ __forceinline__ void ffma(float& acc, float x, float y) {
 __device__ __forceinline__ void dfma(double& acc, double x, double y) {
   asm volatile("fma.rn.f64 %0, %0, %1, %2;" : "+d"(acc) : "d"(x), "d"(y));
 }
+// Majority, not XOR: ptxas folds a chain of identical XORs (x ^ y ^ z ^ y ^ z = x) however
+// volatile the asm, and a chain of a function of v alone would fold into one instruction too.
 __device__ __forceinline__ void lop3(std::uint32_t& v, std::uint32_t y, std::uint32_t z) {
-  asm volatile("lop3.b32 %0, %0, %1, %2, 0x96;" : "+r"(v) : "r"(y), "r"(z));
+  asm volatile("lop3.b32 %0, %0, %1, %2, 0xE8;" : "+r"(v) : "r"(y), "r"(z));
 }
+
+struct AluOperands {
+  std::uint32_t y[8], z[8];
+  __device__ explicit AluOperands(float seed) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      y[i] = __float_as_uint(seed) * (2 * i + 3) + threadIdx.x;
+      z[i] = y[i] ^ (0x9e3779b9u >> i);
+    }
+  }
+};
 
 // The chain of pipe P, `iterations` x kChain long; returns a value that depends on all of it.
 template <Pipe P>
@@ -54,10 +68,11 @@ __device__ float chain(int iterations, float seed) {
       for (int u = 0; u < kChain; ++u) ffma(acc, seed, 0.5f);
     return acc;
   } else if constexpr (P == Pipe::alu) {
-    std::uint32_t v = threadIdx.x, y = __float_as_uint(seed), z = y >> 3;
+    std::uint32_t v = threadIdx.x;
+    const AluOperands o(seed);
     for (int it = 0; it < iterations; ++it)
 #pragma unroll
-      for (int u = 0; u < kChain; ++u) lop3(v, y, z);
+      for (int u = 0; u < kChain; ++u) lop3(v, o.y[u % 8], o.z[u % 8]);
     return float(v);
   } else if constexpr (P == Pipe::fp64) {
     double acc = seed + threadIdx.x;
@@ -112,14 +127,14 @@ __global__ void __launch_bounds__(kAluThreads, kAluBlocksPerSm)
   std::uint32_t v[kAluChains];
 #pragma unroll
   for (int j = 0; j < kAluChains; ++j) v[j] = threadIdx.x + j;
-  const std::uint32_t y = __float_as_uint(seed), z = y >> 3;
+  const AluOperands o(seed);
   __syncthreads();
   const long long c0 = clock64();
   for (int it = 0; it < iterations; ++it)
 #pragma unroll
     for (int u = 0; u < 8; ++u)
 #pragma unroll
-      for (int j = 0; j < kAluChains; ++j) lop3(v[j], y, z);
+      for (int j = 0; j < kAluChains; ++j) lop3(v[j], o.y[u], o.z[u]);
   __syncthreads();
   const long long c1 = clock64();
   std::uint32_t all = 0;
