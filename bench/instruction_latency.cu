@@ -73,7 +73,7 @@ __device__ float chain(int iterations, float seed) {
     for (int it = 0; it < iterations; ++it)
 #pragma unroll
       for (int u = 0; u < kChain; ++u) lop3(v, o.y[u % 8], o.z[u % 8]);
-    return float(v);
+    return __uint_as_float(v);  // any bits: float(v), an integer, could never match the sink's test
   } else if constexpr (P == Pipe::fp64) {
     double acc = seed + threadIdx.x;
     for (int it = 0; it < iterations; ++it)
