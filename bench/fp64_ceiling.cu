@@ -28,6 +28,7 @@
 
 #include "cuda_check.h"
 #include "device_info.h"
+#include "event_timing.h"
 
 namespace {
 
@@ -119,21 +120,7 @@ Row measure(int blocks, int iterations, double* out, unsigned long long* clock) 
   };
   launch(iterations / 10);  // warm-up
   GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  GEMM_CUDA_CHECK(cudaEventCreate(&start));
-  GEMM_CUDA_CHECK(cudaEventCreate(&stop));
-  float best_ms = 0;
-  for (int r = 0; r < 5; ++r) {
-    GEMM_CUDA_CHECK(cudaEventRecord(start));
-    launch(iterations);
-    GEMM_CUDA_CHECK(cudaEventRecord(stop));
-    GEMM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r == 0 || ms < best_ms) best_ms = ms;
-  }
-  GEMM_CUDA_CHECK(cudaEventDestroy(start));
-  GEMM_CUDA_CHECK(cudaEventDestroy(stop));
+  const float best_ms = gemm::bench::best_event_ms(5, [&] { launch(iterations); });
   unsigned long long host[2] = {};
   GEMM_CUDA_CHECK(cudaMemcpy(host, clock, sizeof(host), cudaMemcpyDeviceToHost));
   const double flops = 2.0 * kTile * kTile * kSteps * double(iterations) * blocks * kThreads;

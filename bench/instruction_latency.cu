@@ -23,6 +23,7 @@
 
 #include "cuda_check.h"
 #include "instruction_latency.h"
+#include "workspace.h"
 #include "tensor/tensor_ptx.cuh"
 
 namespace gemm::bench {
@@ -147,20 +148,16 @@ __global__ void __launch_bounds__(kAluThreads, kAluBlocksPerSm)
 // The fewest cycles per chained instruction of 3 launches (after a warm-up) of one warp.
 template <Pipe P>
 double chain_cycles() {
-  float* sink = nullptr;
-  unsigned long long* cycles = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(float)));
-  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
+  const DeviceBuffer sink(sizeof(float)), cycles(sizeof(unsigned long long));  // freed on a throw too
   unsigned long long best = 0;
   for (int r = 0; r < 4; ++r) {
-    dependent_chain<P><<<1, 32>>>(r == 0 ? kIterations / 10 : kIterations, 1.0f, sink, cycles);
+    dependent_chain<P><<<1, 32>>>(r == 0 ? kIterations / 10 : kIterations, 1.0f, static_cast<float*>(sink.get()),
+                                  static_cast<unsigned long long*>(cycles.get()));
     GEMM_CHECK_LAUNCH();
     unsigned long long host = 0;
-    GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
+    GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles.get(), sizeof(host), cudaMemcpyDeviceToHost));
     if (r > 0 && (best == 0 || host < best)) best = host;
   }
-  GEMM_CUDA_CHECK(cudaFree(sink));
-  GEMM_CUDA_CHECK(cudaFree(cycles));
   return double(best) / (double(kIterations) * kChain);
 }
 
@@ -183,21 +180,18 @@ IssueRate measure_alu_rate(const DeviceInfo& device) {
   int resident = 0;
   GEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, alu_throughput, kAluThreads, 0));
   if (resident < kAluBlocksPerSm) throw std::runtime_error("the ALU rate's two 512-thread blocks do not fit an SM");
-  float* sink = nullptr;
-  unsigned long long* cycles = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(float) * blocks));
-  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long) * blocks));
+  const DeviceBuffer sink(sizeof(float) * blocks), cycles(sizeof(unsigned long long) * blocks);
   std::vector<unsigned long long> host(blocks);
   unsigned long long best = 0;
   for (int r = 0; r < 4; ++r) {
-    alu_throughput<<<blocks, kAluThreads>>>(r == 0 ? kAluIterations / 10 : kAluIterations, 1.0f, sink, cycles);
+    alu_throughput<<<blocks, kAluThreads>>>(r == 0 ? kAluIterations / 10 : kAluIterations, 1.0f,
+                                            static_cast<float*>(sink.get()),
+                                            static_cast<unsigned long long*>(cycles.get()));
     GEMM_CHECK_LAUNCH();
-    GEMM_CUDA_CHECK(cudaMemcpy(host.data(), cycles, sizeof(unsigned long long) * blocks, cudaMemcpyDeviceToHost));
+    GEMM_CUDA_CHECK(cudaMemcpy(host.data(), cycles.get(), sizeof(unsigned long long) * blocks, cudaMemcpyDeviceToHost));
     const unsigned long long slowest = *std::max_element(host.begin(), host.end());
     if (r > 0 && (best == 0 || slowest < best)) best = slowest;
   }
-  GEMM_CUDA_CHECK(cudaFree(sink));
-  GEMM_CUDA_CHECK(cudaFree(cycles));
   const double warps_per_sm = double(kAluBlocksPerSm) * kAluThreads / 32;
   const double insts = warps_per_sm * double(kAluIterations) * 8 * kAluChains;
   return {"alu", "LOP3.LUT", int(warps_per_sm), insts / double(best)};

@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "event_timing.h"
 #include "memory_latency.h"
+#include "workspace.h"
 
 namespace gemm::bench {
 namespace {
@@ -162,33 +164,18 @@ constexpr int kStreamThreads = 512, kStreamBlocksPerSm = 4;
 Bandwidth measure_l2_read_bandwidth(const DeviceInfo& device) {
   if (device.l2_bytes > 0 && kStreamBytes * 2 > std::size_t(device.l2_bytes))
     throw std::runtime_error("the L2 stream (16 MiB) is not well inside this GPU's L2");
-  uint4* buffer = nullptr;
-  unsigned* sink = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&buffer, kStreamBytes));
-  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)));
-  GEMM_CUDA_CHECK(cudaMemset(buffer, 1, kStreamBytes));
+  const DeviceBuffer buffer_memory(kStreamBytes), sink_memory(sizeof(unsigned));  // freed on a throw too
+  const auto* buffer = static_cast<const uint4*>(buffer_memory.get());
+  auto* sink = static_cast<unsigned*>(sink_memory.get());
+  GEMM_CUDA_CHECK(cudaMemset(buffer_memory.get(), 1, kStreamBytes));
   const std::size_t words = kStreamBytes / sizeof(uint4);
   const int blocks = device.sm_count * kStreamBlocksPerSm;
-  cudaEvent_t start, stop;
-  GEMM_CUDA_CHECK(cudaEventCreate(&start));
-  GEMM_CUDA_CHECK(cudaEventCreate(&stop));
   stream_l2<<<blocks, kStreamThreads>>>(buffer, words, 2, sink);  // warm-up: the buffer into L2
   GEMM_CHECK_LAUNCH();
-  float best_ms = 0;
-  for (int r = 0; r < 5; ++r) {
-    GEMM_CUDA_CHECK(cudaEventRecord(start));
+  const float best_ms = best_event_ms(5, [&] {
     stream_l2<<<blocks, kStreamThreads>>>(buffer, words, kStreamPasses, sink);
     GEMM_CHECK_LAUNCH();
-    GEMM_CUDA_CHECK(cudaEventRecord(stop));
-    GEMM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r == 0 || ms < best_ms) best_ms = ms;
-  }
-  GEMM_CUDA_CHECK(cudaEventDestroy(start));
-  GEMM_CUDA_CHECK(cudaEventDestroy(stop));
-  GEMM_CUDA_CHECK(cudaFree(buffer));
-  GEMM_CUDA_CHECK(cudaFree(sink));
+  });
   const double bytes = double(kStreamBytes) * kStreamPasses;
   return {"l2_read", "every SM, 16-byte ld.global.cg over 16 MiB in L2, 32 passes, kernel time (events)",
           bytes / (best_ms * 1e6)};

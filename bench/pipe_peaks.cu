@@ -40,6 +40,7 @@
 
 #include "cuda_check.h"
 #include "device_info.h"
+#include "event_timing.h"
 #include "instruction_latency.h"
 #include "memory_latency.h"
 #include "tensor/sm90a_ptx.cuh"
@@ -208,30 +209,13 @@ Measured measure(const gemm::DeviceInfo& device, int iterations) {
   };
   launch(std::max(1, iterations / 10));  // warm-up
   GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  GEMM_CUDA_CHECK(cudaEventCreate(&start));
-  GEMM_CUDA_CHECK(cudaEventCreate(&stop));
-  float best_ms = 0;
-  std::vector<unsigned long long> best_cycles, best_timer;
-  for (int r = 0; r < 5; ++r) {
-    GEMM_CUDA_CHECK(cudaEventRecord(start));
-    launch(iterations);
-    GEMM_CUDA_CHECK(cudaEventRecord(stop));
-    GEMM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r == 0 || ms < best_ms) {
-      best_ms = ms;
-      best_cycles.assign(blocks, 0);
-      best_timer.assign(blocks, 0);
-      GEMM_CUDA_CHECK(cudaMemcpy(best_cycles.data(), cycles, sizeof(unsigned long long) * blocks,
-                                 cudaMemcpyDeviceToHost));
-      GEMM_CUDA_CHECK(cudaMemcpy(best_timer.data(), timer, sizeof(unsigned long long) * blocks,
-                                 cudaMemcpyDeviceToHost));
-    }
-  }
-  GEMM_CUDA_CHECK(cudaEventDestroy(start));
-  GEMM_CUDA_CHECK(cudaEventDestroy(stop));
+  std::vector<unsigned long long> best_cycles(blocks), best_timer(blocks);
+  const float best_ms = gemm::bench::best_event_ms(5, [&] { launch(iterations); }, [&] {
+    GEMM_CUDA_CHECK(cudaMemcpy(best_cycles.data(), cycles, sizeof(unsigned long long) * blocks,
+                               cudaMemcpyDeviceToHost));
+    GEMM_CUDA_CHECK(cudaMemcpy(best_timer.data(), timer, sizeof(unsigned long long) * blocks,
+                               cudaMemcpyDeviceToHost));
+  });
   GEMM_CUDA_CHECK(cudaFree(sink));
   GEMM_CUDA_CHECK(cudaFree(cycles));
   GEMM_CUDA_CHECK(cudaFree(timer));
