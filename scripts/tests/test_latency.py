@@ -162,12 +162,11 @@ def test_on_the_h100_the_unpipelined_tensor_rung_is_latency_bound_and_its_pipeli
     """mma_tf32 loads each k-tile with element loads it stores to shared memory before a barrier
     (kernels/tensor/mma_tf32.cu: `for (c = tid; c < BM * BK; c += THREADS)`, then the same for B)
     and its 220 registers leave room for one 256-thread block per SM, so nothing fills its waits:
-    its limiter must be latency. Each thread loads 256 x 32 / 256 = 32 elements of A and
+    its limiter must be the order of its loop (the simulated schedule), not a unit. Each thread loads 256 x 32 / 256 = 32 elements of A and
     32 x 128 / 256 = 16 of B per k-tile, one 4-byte LDG each; the compiler unrolls each load loop
     into batches that it stores before the next batch, so a warp's round trips per k-tile are
     (32 + 16) over the loads of one batch. mma_tf32_pipelined loads with cp.async (LDGSTS, no LDG
-    in its loop): no round trip is waited for in the loop, it has no latency time, and a unit
-    limits it."""
+    in its loop): no round trip is waited for in the loop, and it has no latency time."""
     from gemm_study.analysis import sass_loop
 
     found = _study_accounts()
@@ -181,7 +180,7 @@ def test_on_the_h100_the_unpipelined_tensor_rung_is_latency_bound_and_its_pipeli
     assert len(per_trip) == 1
     assert acc.chain.blocks == 1
     assert acc.chain.round_trips == pytest.approx((32 + 16) / per_trip.pop())
-    assert acc.limiter == "latency"
+    assert acc.limiter == "schedule"
     row, acc = found["mma_tf32_pipelined/fp32"]
     assert acc.chain is not None and acc.chain.waits.global_round_trips == 0 and acc.chain.waits.barriers == 1
     assert "latency" not in acc.times_ms and acc.limiter != "latency"
@@ -218,7 +217,7 @@ def test_on_the_h100_mbarrier_stages_pays_its_bookkeeping_not_its_spinning():
     stage: its k-tile loop, as compiled, gains the arrive and try-wait instructions (SYNCS). Its
     warps poll those mbarriers, but the instructions outside the loop (spinning with prologue and
     epilogue) stay a small share, so the step's extra instructions are the loop's own, and the
-    issue slots that limit both rungs predict it."""
+    limiter both rungs share predicts it."""
     step = _study_steps("fp32")[("rasterized", "mbarrier_stages")]
     a, b = step.before, step.after
     assert b["sass_loop"][0] > a["sass_loop"][0]
@@ -230,7 +229,7 @@ def test_on_the_h100_mbarrier_stages_pays_its_bookkeeping_not_its_spinning():
     loop_growth = b["sass_loop"][0] / a["sass_loop"][0] - 1
     outside_growth = b["account_outside_loop_share"] - a["account_outside_loop_share"]
     assert loop_growth > outside_growth
-    assert a["account_unit"] == b["account_unit"] == "issue" and step.verdict == "explained"
+    assert a["account_unit"] == b["account_unit"] and step.verdict == "explained"
 
 
 @pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
@@ -311,7 +310,7 @@ def test_a_study_without_latencies_says_no_rung_has_a_latency_time():
     assert latency.latencies(context) == {}
     kernel, _ = account.add_columns(kernel, context)
     lines, _ = ladder_report.section(kernel, context, ceilings.ceilings(context, kernel))
-    assert any("No rung has a latency time" in line for line in lines[:6])
+    assert any("No rung has a simulated schedule or a latency time" in line for line in lines[:6])
     assert "latency" not in set(kernel["account_unit"])
 
 
@@ -328,7 +327,7 @@ def test_the_tally_says_what_the_units_alone_would_explain_and_the_typical_miss(
     step = prediction.Step("l", "s", a, b, measured=2.0, predicted=2.0, verdict="explained", sentence="")
     assert step.predicted_by_units == pytest.approx(1.0)
     text = prediction.tally_sentence([step])
-    assert "the units alone (no latency time) 0" in text
+    assert "the units alone (no schedule or latency time) 0" in text
     assert "mean miss 0%, the units alone 100%" in text
     # Without a latency time on either side the sentence adds nothing.
     plain = prediction.Step("l", "s", b, b, measured=1.0, predicted=1.0, verdict="explained", sentence="")

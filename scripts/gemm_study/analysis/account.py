@@ -46,12 +46,20 @@ SMs x clock) x tail, the instructions counted per form (tensor_hmma_inst, tensor
 tensor_gmma_inst) and the form named by the kernel (TENSOR_FORMS); the account says which
 (`tensor_from`). Where a form is unknown (a library's kernels) it keeps the busy cycles.
 
-Latency. Beside the units, the time the kernel needs where each block waits, every k-tile, for
-round trips its code does not overlap with compute (latency.py: global round trips and barriers
-per main-loop iteration from the SASS, the idle latencies pipe-peaks measures, the blocks per SM
-that can fill the wait). Where that is the largest time, the limiter is "latency". A loop that
-waits on no global load (cp.async and TMA pipelines) has no latency time: its stages cover the
-loads. Without the SASS or the latencies the account has the units alone.
+The schedule. Beside the units, the time the SM needs when its warps issue the main loop as
+compiled, in order, each waiting for its operands, its pipe, its barriers and its cp.async or
+mbarrier stages (schedule.py: the loop's SASS played out cycle by cycle on one SM with the rates
+and latencies pipe-peaks measures). Where that is the largest time, the limiter is "schedule":
+no unit is at its peak, and the order of the code is what the SM waits on; the simulation's warp
+states say for what. A kernel the simulation does not model (wgmma with TMA) has none.
+
+Latency. Where the pipe peaks hold the memory latencies but not the pipes' own (a study recorded
+before those), the time each block needs where it waits, every k-tile, for round trips its code
+does not overlap with compute stands in for the schedule (latency.py: global round trips and
+barriers per main-loop iteration from the SASS, the blocks per SM that can fill the wait); where
+that is the largest time, the limiter is "latency". A loop that waits on no global load (cp.async
+and TMA pipelines) has no latency time. Without the SASS or the latencies the account has the
+units alone.
 
 A row without every work counter, peak and clock (files recorded before these counters, rows
 whose counters were not collected) gets no account and the reason, never a number."""
@@ -60,6 +68,8 @@ import math
 from dataclasses import dataclass, field
 
 from gemm_study.analysis import latency as latency_term
+from gemm_study.analysis import schedule as schedule_term
+from gemm_study.analysis import sm_simulation
 from gemm_study.data.results import context_value, field_number, max_warps_per_sm, sm_count
 
 
@@ -83,7 +93,10 @@ UNITS = (
 )
 # Not a unit of work: the waits the code leaves unoverlapped (latency.py), compared with the units.
 LATENCY = Unit("latency", "latency (unoverlapped waits)", (), "", "sm")
-BY_KEY = {unit.key: unit for unit in (*UNITS, LATENCY)}
+# Not a unit either: the loop's issue order, simulated (schedule.py).
+SCHEDULE = Unit("schedule", "schedule (simulated)", (), "", "sm")
+ORDER_TIMES = (LATENCY, SCHEDULE)  # the times that are not a unit's work at its peak
+BY_KEY = {unit.key: unit for unit in (*UNITS, *ORDER_TIMES)}
 # The pipe-peaks form of each tensor instruction counter, per family where the counter alone
 # does not say: every HMMA of the project's TF32 kernels is mma.sync m16n8k8 (kernels/tensor/tensor_ptx.cuh);
 # mma_fp64 issues m8n8k4 and mma_fp64_m16n8k16 m16n8k16 DMMAs; the wgmma rungs' N is their bm
@@ -111,6 +124,7 @@ class Account:
     tail_from: str = ""
     tensor_from: str = ""  # BY_FORM or BUSY_CYCLES
     chain: object = None  # latency.Chain, None where the SASS, latencies or tiling are missing
+    schedule: object = None  # schedule.Schedule, None where the simulation has no inputs or model
     outside_loop: float = math.nan  # share of warp instructions outside the main loop (spins among them)
     warps_per_scheduler: float = math.nan  # achieved: resident warps per SM sub-partition
 
@@ -139,6 +153,8 @@ class Account:
             return text
         if self.limiter == LATENCY.key:  # a chain of waits, not a peak: some of them overlapped
             return text + " (the chain of waits is longer than the measured time: some of them overlapped)"
+        if self.limiter == SCHEDULE.key:  # a simulation, not a peak: the SM overlapped more than it
+            return text + " (the simulated schedule is slower than the measured one)"
         return text + " (bound above the measured time: a peak or clock is off)"
 
 
@@ -269,7 +285,10 @@ def account(row, context):
         times["tensor"] = by_form * 1e3 * tail
     # The chain's compute is the SM's: L2's and DRAM's time is the loads the chain waits for.
     chain = latency_term.chain(row, context, max(t for u, t in times.items() if BY_KEY[u].domain == "sm"), tail)
-    if chain is not None and chain.waits.global_round_trips > 0:
+    simulated = schedule_term.schedule(row, context, tail)
+    if simulated is not None:
+        times[SCHEDULE.key] = simulated.ms
+    elif chain is not None and chain.waits.global_round_trips > 0:
         times[LATENCY.key] = chain.ms
     limiter = max(times, key=times.get)
     return Account(
@@ -281,6 +300,7 @@ def account(row, context):
         tail_from=tail_from,
         tensor_from=BY_FORM if by_form is not None else BUSY_CYCLES,
         chain=chain,
+        schedule=simulated,
         outside_loop=latency_term.outside_loop_share(row, context),
         warps_per_scheduler=warps_per_scheduler(row, context),
     )
@@ -299,8 +319,12 @@ def columns(acc):
         "account_tail": acc.tail,
         "account_reason": acc.reason,
     }
-    for unit in (*UNITS, LATENCY):
+    for unit in (*UNITS, *ORDER_TIMES):
         out[f"account_{unit.key}_ms"] = acc.times_ms.get(unit.key, math.nan)
+    simulated = acc.schedule
+    out["account_schedule_cycles"] = simulated.cycles_per_block_ktile if simulated else math.nan
+    for state in sm_simulation.STATES:
+        out[f"account_schedule_{state}"] = simulated.states.get(state, math.nan) if simulated else math.nan
     chain = acc.chain
     out["account_wait_cycles"] = chain.wait_cycles if chain else math.nan
     out["account_compute_cycles"] = chain.compute_cycles if chain else math.nan
@@ -340,10 +364,15 @@ def as_json(frame, accounts):
             "tensor_from": acc.tensor_from,
             "units": {
                 u.key: {"ms_at_peak": acc.times_ms[u.key], "share": acc.share(u.key)}
-                for u in (*UNITS, LATENCY)
+                for u in (*UNITS, *ORDER_TIMES)
                 if u.key in acc.times_ms
             },
         }
+        if acc.schedule:
+            out[row["name"]]["schedule"] = {
+                "cycles_per_block_ktile": acc.schedule.cycles_per_block_ktile,
+                "warp_states_per_issued_instruction": acc.schedule.states,
+            }
         if acc.chain:
             c = acc.chain
             out[row["name"]]["latency"] = {

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gemm_study.analysis import account, sass_loop, warp_state_steps
+from gemm_study.analysis import account, sass_loop, sm_simulation, warp_state_steps
 from gemm_study.analysis.account import value
 from gemm_study.analysis.moves import largest_moves
 from gemm_study.data.formatting import number
@@ -78,10 +78,33 @@ def _chain_text(row):
     )
 
 
+# Warp states of the simulated schedule named per rung, the largest first.
+SCHEDULE_STATES_SHOWN = 3
+
+
+def _schedule_text(row):
+    """'1,364 cycles per block and k-tile; simulated warp states per issued instruction: barrier
+    1.8 (measured 0.4), ...' for a row with a simulated schedule: the states it predicts beside
+    those ncu measured (stall_<state>), the largest first."""
+    states = {s: value(row, f"account_schedule_{s}") for s in sm_simulation.STATES if s != "selected"}
+    shown = sorted((s for s in states if states[s] > 0), key=lambda s: -states[s])[:SCHEDULE_STATES_SHOWN]
+    parts = []
+    for state in shown:
+        measured = value(row, f"stall_{state}")
+        parts.append(
+            f"{state} {states[state]:.2f}" + (f" (measured {measured:.2f})" if math.isfinite(measured) else "")
+        )
+    return f"{number(value(row, 'account_schedule_cycles'))} cycles per block and k-tile" + (
+        f"; simulated warp states per issued instruction: {', '.join(parts)}" if parts else ""
+    )
+
+
 def _work_text(row):
     """'smem_wavefronts 4.03e+08' for the row's limiter."""
     if row["account_unit"] == account.LATENCY.key:
         return _chain_text(row)
+    if row["account_unit"] == account.SCHEDULE.key:
+        return _schedule_text(row)
     unit = account.BY_KEY[row["account_unit"]]
     counters = " + ".join(unit.work)
     return f"{counters} {number(sum(value(row, c) for c in unit.work))}"
@@ -92,6 +115,8 @@ def _work_sentence(a, b):
     ua, ub = a["account_unit"], b["account_unit"]
     if ua == ub == account.LATENCY.key:
         text = f"latency limits both: {_chain_text(a)} -> {_chain_text(b)}"
+    elif ua == ub == account.SCHEDULE.key:
+        text = f"the SM's schedule (simulated) limits both: {_schedule_text(a)} -> {_schedule_text(b)}"
     elif ua == ub:
         unit = account.BY_KEY[ua]
         before = sum(value(a, c) for c in unit.work)
@@ -190,6 +215,12 @@ FEW_WARPS = 2
 
 def settle(a, b):
     """Which measurement would settle an unexplained step, from what its rungs' accounts assume."""
+    if account.SCHEDULE.key in (a["account_unit"], b["account_unit"]):
+        return (
+            "would settle it: the warp states per SASS line (ncu's source counters) against the "
+            "simulation's: a state the run has and the simulation lacks (dispatch stalls, register-"
+            "bank conflicts) is what it leaves out"
+        )
     if account.LATENCY.key in (a["account_unit"], b["account_unit"]):
         return (
             "would settle it: each block's time per k-tile in its phases (load wait, barrier, "
@@ -233,12 +264,14 @@ def tally_sentence(steps):
     )
     text += f", {none} without a prediction" if none else ""
     text += f"; predicting x1.00 for every step would explain {null_tally(steps)} of {predicted}"
-    with_latency = [s for s in steps if s.verdict != "no prediction"]
-    if any(math.isfinite(value(r, "account_latency_ms")) for s in with_latency for r in (s.before, s.after)):
-        units = sum(abs(s.measured / s.predicted_by_units - 1) <= TOLERANCE for s in with_latency)
+    predicted_steps = [s for s in steps if s.verdict != "no prediction"]
+    order_times = [f"account_{u.key}_ms" for u in account.ORDER_TIMES]
+    if any(math.isfinite(value(r, c)) for s in predicted_steps for r in (s.before, s.after) for c in order_times):
+        units = sum(abs(s.measured / s.predicted_by_units - 1) <= TOLERANCE for s in predicted_steps)
         text += (
-            f"; the units alone (no latency time) {units}; mean miss {mean_miss(with_latency, 'predicted'):.0%}, "
-            f"the units alone {mean_miss(with_latency, 'predicted_by_units'):.0%}"
+            f"; the units alone (no schedule or latency time) {units}; mean miss "
+            f"{mean_miss(predicted_steps, 'predicted'):.0%}, the units alone "
+            f"{mean_miss(predicted_steps, 'predicted_by_units'):.0%}"
         )
     return text + "."
 

@@ -22,11 +22,10 @@ def issued(text):
     return opcode(text) != "NOP" and not text.startswith("@!PT ")
 
 
-def main_loop_body(instructions):
-    """The issued instructions' texts of the kernel's main loop, from [(address, text)]; [] when it
-    has no loop with a math instruction. A loop is a backward branch and what lies between its
-    target and it; the main one has the most math instructions, the shortest where several tie
-    (the innermost). A loop nested in it is in it once, as compiled."""
+def main_loop_span(instructions):
+    """(first, last) indices into [(address, text)] of the kernel's main loop: a loop is a backward
+    branch (last) and what lies between its target (first) and it; the main one has the most math
+    instructions, the shortest where several tie (the innermost). None without a loop with math."""
     best = None
     for i, (address, text) in enumerate(instructions):
         m = BRANCH.match(text)
@@ -35,12 +34,21 @@ def main_loop_body(instructions):
         target = int(m.group(1), 16)
         if target > address:
             continue
-        body = [t for a, t in instructions[: i + 1] if a >= target and issued(t)]
+        first = next(j for j, (a, _) in enumerate(instructions) if a >= target)
+        body = [t for _, t in instructions[first : i + 1] if issued(t)]
         math = sum(1 for t in body if MATH.match(opcode(t)))
         key = (math, -len(body))
         if math and (best is None or key > best[0]):
-            best = (key, body)
-    return best[1] if best else []
+            best = (key, (first, i))
+    return best[1] if best else None
+
+
+def main_loop_body(instructions):
+    """The issued instructions' texts of the kernel's main loop (main_loop_span), from
+    [(address, text)]; [] when it has no loop with a math instruction. A loop nested in it is in it
+    once, as compiled."""
+    span = main_loop_span(instructions)
+    return [t for _, t in instructions[span[0] : span[1] + 1] if issued(t)] if span else []
 
 
 def inner_loop_bodies(instructions):

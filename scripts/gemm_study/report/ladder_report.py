@@ -5,7 +5,7 @@ the summary at the top of the report (the headline shape's tables and the tally 
 
 import pandas as pd
 
-from gemm_study.analysis import account, ladder, latency, prediction
+from gemm_study.analysis import account, ladder, latency, prediction, schedule
 from gemm_study.data.formatting import markdown_table
 from gemm_study.data.shape import shape_order
 
@@ -128,6 +128,23 @@ def ladders_present(kernel):
     return [lad for lad in ladder.LADDERS if ladder.ladder_families(kernel, lad)]
 
 
+def _order_time_note(context):
+    """What stands in for the schedule where the pipe peaks lack the simulation's inputs."""
+    if schedule.machine_inputs(context)[0]:
+        return ""
+    if latency.latencies(context):
+        return (
+            " No rung has a simulated schedule: the pipe peaks beside these results hold no "
+            "dependent latencies of the pipes (a study before pipe-peaks measured them); where a "
+            "block waits on its own global loads, a latency time (round trips and barriers per "
+            "k-tile at the idle latencies, the other resident blocks to fill them) stands in."
+        )
+    return (
+        " No rung has a simulated schedule or a latency time: the pipe peaks beside these results "
+        "hold no latencies and L2 bandwidth (a study before pipe-peaks measured them)."
+    )
+
+
 def section(kernel, context, table):
     """(markdown lines of every ladder at every shape, every Step)."""
     lines, steps = (
@@ -138,10 +155,12 @@ def section(kernel, context, table):
             "`kernels/manifest.inc`. % of cuBLAS is against cuBLAS of the same arithmetic (TF32 "
             "rungs against cuBLAS TF32, FP64 tensor rungs against DGEMM); % of its ceiling against "
             "the peak of the unit the rung runs on (see Ceilings). Limiter and explained are the "
-            "bottleneck account: the unit whose work takes longest at its peak rate, or latency "
-            "where each block's unoverlapped waits take longer (per k-tile: the global round trips "
-            "and barriers of the kernel's main loop in SASS at the idle latencies pipe-peaks "
-            "measured, beside the block's compute, with the other resident blocks to fill them), "
+            "bottleneck account: the unit whose work takes longest at its peak rate, or the SM's "
+            "schedule where that takes longer (the kernel's main loop in SASS played out cycle by "
+            "cycle on one SM: its resident warps issue in order, each waiting for its operands at "
+            "the pipes' measured latencies, for its pipe at the measured rates, for barriers and "
+            "for cp.async or mbarrier stages; the simulated warp states are shown beside the "
+            "measured ones), "
             f"and that time over the measured one. A step is predicted by the change of the limiter's work "
             f"(bound before / bound after) and is unexplained when the measured speedup differs "
             f"by more than {prediction.TOLERANCE:.0%}. "
@@ -151,12 +170,7 @@ def section(kernel, context, table):
                 if account.form_rates(context)
                 else "The tensor pipe's work is its busy cycles (no `pipe_peaks.json` beside the results)."
             )
-            + (
-                ""
-                if latency.latencies(context)
-                else " No rung has a latency time: the pipe peaks beside these results hold no "
-                "latencies and L2 bandwidth (a study before pipe-peaks measured them)."
-            ),
+            + _order_time_note(context),
             "",
         ],
         [],

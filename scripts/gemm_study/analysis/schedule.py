@@ -1,0 +1,164 @@
+"""The account's schedule time of one row (account.py): the row's main loop as it runs (loops nested
+in it unrolled to their share of the loads, forward branches not taken), the SM the study's
+pipe_peaks.json measured, the row's launch (blocks per SM, warps per block) and its work counters
+(shared-memory wavefronts, L2 hit rate, the chip's k-tile burst through L2), handed to the
+simulation (sm_simulation.py); its cycles per block and k-tile times the busiest SM's block-k-tiles
+over the row's clock is the time."""
+
+import math
+
+from gemm_study.analysis import latency as latency_term  # the global latency, its burst, the loop's loads
+from gemm_study.analysis import sass_loop
+from gemm_study.analysis.sm_simulation import MMA_FORMS, SCHEDULERS, SHARED, UNSUPPORTED, Machine, simulate
+from gemm_study.data.results import field_number, sm_count
+
+
+def executed_loop(code, nested_repeats):
+    """The main loop's instruction texts in the order one iteration runs them: each loop nested in
+    it `nested_repeats` times (its loads' share of a k-tile), forward branches not taken."""
+    span = sass_loop.main_loop_span(code)
+    if not span:
+        return []
+    first, last = span
+    out, i, left = [], first, {}
+    while i <= last:
+        address, text = code[i]
+        if sass_loop.issued(text):
+            out.append(text)
+        m = sass_loop.BRANCH.match(text)
+        if m and m.group(1) and i < last:
+            target = int(m.group(1), 16)
+            if target <= address:  # a nested loop's back branch
+                left.setdefault(i, max(int(round(nested_repeats)), 1) - 1)
+                if left[i] > 0:
+                    left[i] -= 1
+                    i = next(j for j, (a, _) in enumerate(code) if a >= target)
+                    continue
+        i += 1
+    return out
+
+
+RATE_FORMS = {"fma": "ffma", "fp64": "dfma"}  # pipe -> pipe-peaks form of its rate
+LATENCY_PIPES = ("fma", "alu", "fp64", *MMA_FORMS.values())
+
+
+def machine_inputs(context):
+    """({pipe or form: warp instructions per scheduler per cycle}, {pipe or form: dependent
+    latency}) from the context's pipe peaks; ({}, {}) unless every one of them is there."""
+    peaks = context.get("pipe_peaks") if isinstance(context, dict) else None
+    peaks = peaks if isinstance(peaks, dict) else {}
+    forms = {f.get("form"): f.get("inst_per_clk_per_sm") for f in peaks.get("forms") or [] if isinstance(f, dict)}
+    issue = {r.get("pipe"): r.get("inst_per_clk_per_sm") for r in peaks.get("issue_rates") or [] if isinstance(r, dict)}
+    lat = {r.get("pipe"): r.get("cycles") for r in peaks.get("instruction_latencies") or [] if isinstance(r, dict)}
+    rates = {pipe: forms.get(form) for pipe, form in RATE_FORMS.items()}
+    rates |= {form: forms.get(form) for form in MMA_FORMS.values()}
+    rates["alu"] = issue.get("alu")
+    latencies = {pipe: lat.get(pipe) for pipe in LATENCY_PIPES}
+    ok = all(isinstance(v, (int, float)) and v > 0 for v in (*rates.values(), *latencies.values()))
+    if not ok:
+        return {}, {}
+    return {k: v / SCHEDULERS for k, v in rates.items()}, dict(latencies)
+
+
+def _params(row, context):
+    """The variant's parameters ({'bm': 128, ...}); for a rung whose configuration is chosen per
+    shape (tuned), the configuration whose kernel the SASS shows at the row's shape."""
+    params = row.get("param_values")
+    params = dict(params) if isinstance(params, dict) else {}
+    if params:
+        return params
+    kernels = (context.get("sass") or {}).get("kernels") or {}
+    own = (kernels.get(f"{row.get('precision')}/{row.get('variant')}") or {}).get(row.get("shape"))
+    prefix = f"tuned_config:{row.get('precision')}/{row.get('variant')}/"
+    for key, by_shape in kernels.items():
+        if own and key.startswith(prefix) and by_shape.get(row.get("shape")) == own:
+            pairs = (p.split(":") for p in key[len(prefix) :].split("/"))
+            return {k: int(v) for k, v in pairs if v.isdigit()}
+    return {}
+
+
+def schedule(row, context, tail):
+    """The Schedule of one row (its ms: the busiest SM's block-k-tiles at the simulated rate), or
+    None where the SASS, the pipe peaks' latencies and rates, the tiling or a launch fact is
+    missing, or the loop is one the simulation does not model (wgmma with TMA)."""
+    rates, pipe_latencies = machine_inputs(context)
+    lat = latency_term.latencies(context)
+    params = _params(row, context)
+    bm, bn, bk = (params.get(k, params.get("tile")) for k in ("bm", "bn", "bk"))
+    shape = latency_term._shape(row)
+    sms = sm_count(context)
+    code = sass_loop.code_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
+    if (
+        not rates
+        or not lat
+        or not shape
+        or not code
+        or not sms > 0
+        or not all(isinstance(x, int) and x > 0 for x in (bm, bn, bk))
+    ):
+        return None
+    body = sass_loop.main_loop_body(code)
+    if not body or any(sass_loop.opcode(t).startswith(UNSUPPORTED) for t in body):
+        return None
+    blocks, grid, clock = (field_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
+    hit, peak = field_number(row, "l2_read_hit_rate"), field_number(row, "smem_wavefronts_peak_per_cycle")
+    warps = latency_term._warps_per_block(row, context)
+    if not blocks > 0 or not grid > 0 or not clock > 0 or not 0 <= hit <= 1 or not peak > 0 or not warps > 0:
+        return None
+    m, n, k = shape
+    tiles, ktiles = math.ceil(m / bm) * math.ceil(n / bn), math.ceil(k / bk)
+    resident = 1 if grid < tiles else max(1, min(int(blocks), math.ceil(grid / sms)))
+    warps = int(warps)
+    body = executed_loop(code, _nested_repeats(row, code, warps * tiles * ktiles))
+    # The chip's k-tile through L2 delays a k-tile's loads once: shared among its round trips.
+    trips = max(1, latency_term.loop_waits(body).global_round_trips)
+    burst = latency_term._burst_cycles(row, lat, tiles * ktiles, sms) / trips
+    latencies = dict(pipe_latencies) | {
+        "shared": lat["shared"],
+        "slow": lat["shared"],
+        "barrier": lat["barrier"],
+        "global": hit * lat["l2"] + (1 - hit) * lat["dram"] + burst,
+    }
+    # Whole cycles: a chain's measured 4.06 per link is 4 and the loop's share of a cycle.
+    whole = {key: max(1, round(v)) for key, v in latencies.items()}
+    machine = Machine(tuple(sorted(rates.items())), tuple(sorted(whole.items())), peak / sms)
+    out = simulate(
+        body,
+        machine,
+        warps_per_block=warps,
+        blocks=resident,
+        wavefronts=_wavefronts(body, field_number(row, "smem_wavefronts") / (tiles * ktiles * warps)),
+        stages=int(params.get("stages", 0)) if params.get("mbar") else 0,
+    )
+    if not math.isfinite(out.cycles_per_block_ktile):
+        return None
+    block_ktiles = tiles * ktiles / sms * tail
+    out.ms = block_ktiles * out.cycles_per_block_ktile / (clock * 1e3)
+    return out
+
+
+def _wavefronts(body, per_warp_iteration):
+    """{index: wavefronts} of the loop's shared-memory instructions: the row's wavefronts per warp
+    and k-tile, shared in proportion to each instruction's width (a 128-bit access is 4 words)."""
+    widths = {}
+    for i, text in enumerate(body):
+        op = sass_loop.opcode(text)
+        if op.split(".")[0] in SHARED:
+            widths[i] = 4 if (".128" in op or ".M88.4" in op) else 2 if (".64" in op or ".M88.2" in op) else 1
+    total = sum(widths.values())
+    if not total or not per_warp_iteration > 0:
+        return {}
+    return {i: w * per_warp_iteration / total for i, w in widths.items()}
+
+
+def _nested_repeats(row, code, warp_ktiles):
+    """How many times the loops nested in the main loop run per iteration: the global loads each
+    warp executed per k-tile (gld_requests) beyond the main loop's own, over the nested loops'
+    loads per pass (1 where a count is missing or nothing is nested)."""
+    inner = [b for b in sass_loop.inner_loop_bodies(code) if latency_term.loop_waits(b).loads]
+    if not inner:
+        return 1
+    executed = field_number(row, "gld_requests") / warp_ktiles
+    nested = sum(latency_term.loop_waits(b).loads for b in inner)
+    own = latency_term.loop_waits(sass_loop.main_loop_body(code)).loads - nested
+    return (executed - own) / nested if executed > 0 and nested else 1

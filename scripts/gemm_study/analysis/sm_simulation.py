@@ -1,0 +1,414 @@
+"""One SM issuing a k-tile loop's SASS, simulated cycle by cycle: how many cycles the SM needs per
+block and k-tile when its resident blocks' warps issue the loop as compiled (schedule.py gives it
+a row's loop, machine and launch).
+
+Why a simulation. The units' times (account.py) assume that every unit can be kept at its peak;
+what keeps it below is the order the code imposes: a warp issues in order, waits for the
+registers its next instruction reads, for a pipe that is still busy, for a barrier, for its
+cp.async stages. Whether the other warps of the SM fill those waits depends on how many there
+are and on where in the loop each one is, which no closed formula follows (the blocks of an SM
+may run in phase or out of phase, a block alone issues below the units' peak). Played out cycle
+by cycle on the loop's own instructions, with the latencies and rates the project measures, it
+is a prediction made from the code and the hardware alone: nothing is fitted to the kernel's
+measured time.
+
+The machine (one SM, every number from pipe_peaks.json beside the study):
+  schedulers   4 per SM; warp w of the SM's B blocks x W warps issues on scheduler w mod 4; each
+               issues at most one instruction per cycle, from the warp it issued last if that one
+               is ready, else the oldest ready warp (greedy, then oldest); the SM's shared pipe
+               serves the schedulers in turn
+  in order     a warp's next instruction waits until every register it reads or writes is ready
+  latencies    an instruction's result is ready after its pipe's dependent latency, in whole
+               cycles
+               (instruction_latencies: fma, alu, fp64, and the MMA form of the kernel), a
+               shared-memory load's after the shared-memory latency (constants and special
+               registers too), a global load's after the L2 and DRAM latencies weighted by the
+               row's L2 hit rate plus the wait for the chip's k-tile through L2 (latency.py)
+  pipes        per scheduler, the FMA, ALU, FP64 and tensor pipes each take one instruction per
+               1 / rate cycles (forms' and issue_rates' warp instructions per SM per clock over 4)
+  shared       per SM, every LDS, LDSM, STS and LDGSTS holds the shared-memory pipe for its
+               wavefronts (the row's smem_wavefronts per block and k-tile, shared among the loop's
+               shared instructions in proportion to their widths) at the peak wavefronts per cycle
+  barriers     BAR.SYNC releases the block's warps the barrier latency after the last arrives
+  cp.async     LDGDEPBAR closes a group of the warp's LDGSTS, which lands the global latency after
+               its last one issued; DEPBAR.LE SB0, n waits until all but the n newest have landed
+  mbarriers    a try-wait after the loop's ARRIVES.LDGSTSBAR waits for the stage it consumes (the
+               LDGSTS every warp of the block issued stages - 1 iterations before); one before
+               the loop's LDGSTS waits until every warp of the block arrived (SYNCS.ARRIVE) on the
+               stage it refills, in the previous iteration
+  control      every warp runs the loop until the last has run it `ktiles` times (so that all
+               of them compete throughout)
+
+The result: SM cycles per block and k-tile in the steady state (the slope of the iterations the
+SM completes over time, past the first quarter of them, least squares), and
+the warp states it predicts, per issued instruction, under the names ncu gives the measured ones
+(long_scoreboard: a global load's register; short_scoreboard: a shared load's; wait: a math
+result; math_pipe_throttle: a busy pipe; mio_throttle: the busy shared-memory pipe; barrier;
+stage_wait: cp.async and mbarrier waits; not_selected: ready, another warp issued).
+
+What it leaves out: operand-collector and register-bank conflicts, the instruction cache,
+dual issue, the LSU's and L1's own queues, the memory system's queues beyond the L2 burst, and
+warp-specialised kernels (wgmma with TMA: no simulation)."""
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+
+SCHEDULERS = 4
+KTILES = 16  # iterations simulated per warp; the first quarter is the pipeline's fill
+REGISTER = re.compile(r"\bR(\d+)\b")
+PREDICATE = re.compile(r"^@!?U?P\w+\s+")
+STAGES = re.compile(r"SB0,\s*0x([0-9a-f]+)")
+
+FMA = {"FFMA", "FMUL", "FADD", "IMAD", "IMUL", "HFMA2", "HMUL2", "HADD2"}
+FP64 = {"DFMA", "DADD", "DMUL"}
+SHARED = {"LDS", "LDSM", "STS", "LDGSTS"}
+GLOBAL_LOADS = {"LDG", "LD"}
+SLOW_READS = {"LDC", "S2R", "S2UR", "CS2R", "ULDC"}  # served like a shared load (constant cache, special registers)
+UNSUPPORTED = ("HGMMA", "WARPGROUP", "UTMALDG", "UBLKCP", "UTMASTG")
+# The registers each operand of an MMA covers: D, A, B, C.
+MMA_WIDTHS = {"HMMA.1688": (4, 4, 2, 4), "DMMA.8x8x4": (4, 2, 2, 4), "DMMA.16x8x16": (8, 16, 8, 8)}
+MMA_FORMS = {"HMMA.1688": "hmma_tf32", "DMMA.8x8x4": "dmma_884", "DMMA.16x8x16": "dmma_16816"}
+STATES = (
+    "selected",
+    "not_selected",
+    "long_scoreboard",
+    "short_scoreboard",
+    "wait",
+    "math_pipe_throttle",
+    "mio_throttle",
+    "barrier",
+    "stage_wait",
+)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Rates (warp instructions per scheduler per cycle; shared: wavefronts per SM per cycle) and
+    latencies (cycles) of one SM."""
+
+    rates: tuple  # ((pipe, rate), ...)
+    latencies: tuple  # ((kind, cycles), ...)
+    shared_wavefronts_per_cycle: float
+
+    def rate(self, pipe):
+        return dict(self.rates)[pipe]
+
+    def latency(self, kind):
+        return dict(self.latencies)[kind]
+
+
+@dataclass
+class Schedule:
+    cycles_per_block_ktile: float
+    states: dict = field(default_factory=dict)  # warp state -> cycles per issued instruction
+    ms: float = math.nan  # the busiest SM's block-k-tiles at that rate, at the row's clock
+
+
+# ----------------------------------------------------------------------------- instructions
+
+
+@dataclass(frozen=True)
+class Instruction:
+    text: str
+    base: str  # opcode without modifiers
+    kind: str  # fma | alu | fp64 | tensor | shared | global | slow | bar | depbar | commit | trywait | arrive | ldgsts_arrive | issue
+    reads: tuple
+    writes: tuple
+    form: str = ""  # the MMA's pipe-peaks form
+
+
+def _mma(op):
+    return next((k for k in MMA_WIDTHS if op.startswith(k)), None)
+
+
+def _width(op, base, position):
+    """Registers operand `position` (0: the destination) covers."""
+    mma = _mma(op)
+    if mma:
+        return MMA_WIDTHS[mma][position] if position < 4 else 1
+    if base in FP64:
+        return 2
+    if position == 0 or base.startswith("ST"):
+        if ".128" in op or ".M88.4" in op:
+            return 4
+        if ".64" in op or ".WIDE" in op or ".M88.2" in op or base == "CS2R":
+            return 2
+    return 1
+
+
+def _registers(operand, width):
+    return tuple(int(r) + i for r in REGISTER.findall(operand) for i in range(width))
+
+
+def decode(text):
+    """The Instruction of one SASS line."""
+    line = PREDICATE.sub("", text)
+    op, _, rest = line.partition(" ")
+    base = op.split(".")[0]
+    operands = [o.strip() for o in rest.rstrip(" ;").split(",")] if rest else []
+    no_destination = base.startswith("ST") or base in (
+        "LDGSTS",
+        "BAR",
+        "BRA",
+        "DEPBAR",
+        "LDGDEPBAR",
+        "SYNCS",
+        "ARRIVES",
+    )
+    if no_destination:
+        last = len(operands) - 1
+        reads = sum((_registers(o, _width(op, base, 1) if k == last else 1) for k, o in enumerate(operands)), ())
+        writes = ()
+    else:
+        writes = _registers(operands[0], _width(op, base, 0)) if operands else ()
+        reads = sum((_registers(o, _width(op, base, k)) for k, o in enumerate(operands[1:], 1)), ())
+    mma = _mma(op)
+    if mma:
+        kind = "tensor"
+    elif base in FMA:
+        kind = "fma"
+    elif base in FP64:
+        kind = "fp64"
+    elif base in SHARED:
+        kind = "shared"
+    elif base in GLOBAL_LOADS:
+        kind = "global"
+    elif base in SLOW_READS:
+        kind = "slow"
+    elif base == "BAR":
+        kind = "bar"
+    elif base == "DEPBAR":
+        kind = "depbar"
+    elif base == "LDGDEPBAR":
+        kind = "commit"
+    elif op.startswith("SYNCS.PHASECHK"):
+        kind = "trywait"
+    elif op.startswith("SYNCS.ARRIVE"):
+        kind = "arrive"
+    elif op.startswith("ARRIVES.LDGSTSBAR"):
+        kind = "ldgsts_arrive"
+    elif base.startswith("U") or base in ("BRA", "NOP", "EXIT"):
+        kind = "issue"  # the uniform datapath and branches: an issue slot, no pipe modelled
+    else:
+        kind = "alu"
+    return Instruction(text, base, kind, reads, writes, MMA_FORMS.get(mma, ""))
+
+
+# ----------------------------------------------------------------------------- the simulation
+
+
+def simulate(body, machine, *, warps_per_block, blocks, wavefronts, stages=0, ktiles=KTILES):
+    """The Schedule (cycles per block and k-tile; warp states per issued instruction) of `blocks`
+    resident blocks of `warps_per_block` warps running `body` (instruction texts) `ktiles` times.
+    wavefronts[i]: the shared-memory wavefronts of body[i]; stages: the mbarrier ring's depth."""
+    return _simulate(tuple(body), machine, warps_per_block, blocks, tuple(sorted(wavefronts.items())), stages, ktiles)
+
+
+@functools.lru_cache(maxsize=256)
+def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles):
+    program = [decode(t) for t in body]
+    roles = _wait_roles(program)
+    wf = dict(wavefronts)
+    lat = dict(machine.latencies)
+    rates = dict(machine.rates)
+    n = warps_per_block * blocks
+    block_of = [w // warps_per_block for w in range(n)]
+    ready = [{} for _ in range(n)]  # register -> cycle its value is ready
+    kind_of = [{} for _ in range(n)]  # register -> the kind of the instruction that writes it
+    pc, iteration = [0] * n, [0] * n
+    release = [0.0] * n  # barrier or stage release
+    waiting = [None] * n  # state while released at `release`
+    at_barrier = [False] * n
+    arrived = [0] * blocks
+    groups = [[] for _ in range(n)]  # landing cycle of each committed cp.async group
+    open_group = [0.0] * n
+    full = [{} for _ in range(blocks)]  # mbarrier stage g -> [warps arrived, landing cycle]
+    empty = [{} for _ in range(blocks)]  # iteration -> [warps arrived, cycle]
+    pipe_free = [dict.fromkeys(("fma", "alu", "fp64", "tensor"), 0.0) for _ in range(SCHEDULERS)]
+    shared_free, shared_user = 0.0, SCHEDULERS - 1
+    last = [None] * SCHEDULERS
+    ends = [[] for _ in range(n)]
+    states = dict.fromkeys(STATES, 0)
+    running = n
+    t = 0
+    by_scheduler = [[w for w in range(n) if w % SCHEDULERS == s] for s in range(SCHEDULERS)]
+    limit = 200_000 * ktiles
+    while running and t < limit:
+        # This cycle's warp states, and the earliest cycle a blocked warp could go on: a cycle in
+        # which no warp issues repeats itself until then, so the simulation skips to it.
+        cycle = dict.fromkeys(STATES, 0)
+        soonest = math.inf
+        any_issued = False
+        for turn in range(SCHEDULERS):
+            s = (shared_user + 1 + turn) % SCHEDULERS  # the shared pipe serves the schedulers in turn
+            order = by_scheduler[s]
+            if last[s] is not None:
+                order = [last[s]] + [w for w in order if w != last[s]]
+            issued = False
+            for w in order:
+                if at_barrier[w]:
+                    cycle["barrier"] += 1
+                    continue
+                if release[w] > t:
+                    cycle[waiting[w]] += 1
+                    soonest = min(soonest, release[w])
+                    continue
+                ins = program[pc[w]]
+                r = ready[w]
+                late = [x for x in (*ins.reads, *ins.writes) if r.get(x, 0.0) > t]
+                if late:
+                    cycle[_dependency_state(kind_of[w][late[0]])] += 1
+                    soonest = min(soonest, max(r[x] for x in late))
+                    continue
+                k = ins.kind
+                pipe = "tensor" if k == "tensor" else k if k in ("fma", "alu", "fp64") else None
+                if pipe and pipe_free[s][pipe] >= t + 1:  # busy through this whole cycle
+                    cycle["math_pipe_throttle"] += 1
+                    soonest = min(soonest, pipe_free[s][pipe] - 1)
+                    continue
+                if k == "shared" and shared_free >= t + 1:
+                    cycle["mio_throttle"] += 1
+                    soonest = min(soonest, shared_free - 1)
+                    continue
+                wait = _stage_wait(
+                    ins,
+                    roles.get(pc[w]),
+                    w,
+                    iteration[w],
+                    groups,
+                    full[block_of[w]],
+                    empty[block_of[w]],
+                    stages,
+                    warps_per_block,
+                )
+                if wait is not None and wait > t:
+                    if wait != UNKNOWN:
+                        release[w], waiting[w] = wait, "stage_wait"
+                        soonest = min(soonest, wait)
+                    cycle["stage_wait"] += 1
+                    continue
+                if issued:
+                    cycle["not_selected"] += 1
+                    continue
+                # issue
+                issued = any_issued = True
+                cycle["selected"] += 1
+                last[s] = w
+                if pipe:
+                    rate = rates[ins.form] if pipe == "tensor" else rates[pipe]
+                    pipe_free[s][pipe] = max(pipe_free[s][pipe], t) + 1.0 / rate
+                if k == "shared":
+                    shared_free = max(shared_free, t) + wf.get(pc[w], 0.0) / machine.shared_wavefronts_per_cycle
+                    shared_user = s
+                    if ins.base == "LDGSTS":
+                        open_group[w] = max(open_group[w], t + lat["global"])
+                if k == "commit":
+                    groups[w] = (groups[w] + [open_group[w]])[-16:]
+                    open_group[w] = 0.0
+                if k == "ldgsts_arrive":
+                    g = full[block_of[w]].setdefault(iteration[w], [0, 0.0])
+                    g[0] += 1
+                    g[1] = max(g[1], open_group[w])
+                    open_group[w] = 0.0
+                if k == "arrive":
+                    e = empty[block_of[w]].setdefault(iteration[w], [0, 0.0])
+                    e[0] += 1
+                    e[1] = max(e[1], float(t))
+                done = t + _result_latency(ins, lat)
+                for x in ins.writes:
+                    r[x] = done
+                    kind_of[w][x] = k
+                if k == "bar":
+                    b = block_of[w]
+                    at_barrier[w] = True
+                    arrived[b] += 1
+                    if arrived[b] == warps_per_block:
+                        arrived[b] = 0
+                        for v in range(n):
+                            if block_of[v] == b:
+                                at_barrier[v] = False
+                                release[v], waiting[v] = t + lat["barrier"], "barrier"
+                pc[w] += 1
+                if pc[w] == len(program):
+                    pc[w] = 0
+                    iteration[w] += 1
+                    ends[w].append(t)
+                    if iteration[w] == ktiles:  # it runs on, so that the others keep their company
+                        running -= 1
+        step = 1 if any_issued else max(1, math.ceil(soonest) - t) if soonest < math.inf else limit
+        for key, count in cycle.items():
+            states[key] += count * step
+        t += step
+    if running:
+        return Schedule(math.nan)
+    # The SM's steady rate: the slope (least squares) of the iterations its warps complete over
+    # time, past the first quarter of them (the pipeline's fill). Every warp runs until the last
+    # one is done, so all of them compete throughout; the slope, unlike a window's two ends, is
+    # not biased by where a period (cp.async stages go in pairs or threes) is cut.
+    pooled = sorted(x for e in ends for x in e)
+    times = pooled[n * ktiles // 4 :]
+    if len(times) < 2:
+        return Schedule(math.nan)
+    mean_t, mean_i = sum(times) / len(times), (len(times) - 1) / 2
+    spread = sum((x - mean_t) ** 2 for x in times)
+    per_cycle = sum((x - mean_t) * (i - mean_i) for i, x in enumerate(times)) / spread if spread else 0.0
+    if not per_cycle > 0:
+        return Schedule(math.nan)
+    steady = warps_per_block / per_cycle
+    issued_total = states["selected"]
+    return Schedule(steady, {k: v / issued_total for k, v in states.items()} if issued_total else {})
+
+
+def _dependency_state(kind):
+    if kind == "global":
+        return "long_scoreboard"
+    if kind in ("shared", "slow"):
+        return "short_scoreboard"
+    return "wait"
+
+
+def _result_latency(ins, lat):
+    if ins.kind == "tensor":
+        return lat[ins.form]
+    if ins.kind in ("fma", "alu", "fp64", "global", "shared", "slow"):
+        return lat[ins.kind]
+    return lat["alu"] if ins.kind == "issue" else 1.0
+
+
+UNKNOWN = math.inf  # a wait whose release is not decided yet: the warp polls again next cycle
+
+
+def _wait_roles(program):
+    """{index: 'full' | 'empty'} of the loop's mbarrier try-waits: one after the loop's
+    ARRIVES.LDGSTSBAR waits for a stage to be full, one before its first LDGSTS for it to be
+    empty."""
+    arrive = next((i for i, ins in enumerate(program) if ins.kind == "ldgsts_arrive"), None)
+    load = next((i for i, ins in enumerate(program) if ins.base == "LDGSTS"), None)
+    roles = {}
+    for i, ins in enumerate(program):
+        if ins.kind != "trywait":
+            continue
+        if arrive is not None and i > arrive:
+            roles[i] = "full"
+        elif load is not None and i < load:
+            roles[i] = "empty"
+    return roles
+
+
+def _stage_wait(ins, role, w, iteration, groups, full, empty, stages, warps):
+    """The cycle a cp.async or mbarrier wait releases warp w: None where ins is no such wait,
+    UNKNOWN where the release is not decided yet."""
+    if ins.kind == "depbar":
+        m = STAGES.search(ins.text)
+        keep = int(m.group(1), 16) if m else 0
+        pending = groups[w][:-keep] if keep else groups[w]
+        return max(pending, default=0.0)
+    if ins.kind != "trywait" or not role or not stages:
+        return None
+    if role == "full":  # the stage this iteration consumes, loaded stages - 1 iterations before
+        g = full.get(iteration - (stages - 1)) if iteration >= stages - 1 else [warps, 0.0]
+    else:  # the stage this iteration refills, consumed in the previous iteration
+        g = empty.get(iteration - 1) if iteration >= 1 else [warps, 0.0]
+    return g[1] if g and g[0] >= warps else UNKNOWN

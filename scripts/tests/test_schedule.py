@@ -1,0 +1,168 @@
+"""The simulated schedule of a k-tile loop (sm_simulation.py, schedule.py): the SASS it reads, loops whose cycles
+follow by hand from the machine's rates and latencies, and, on the committed H100 study, what the
+kernels' code says their schedules must wait on."""
+
+import pytest
+from conftest import SCRIPTS
+
+from gemm_study.analysis import account, schedule, sm_simulation
+
+# A machine with round numbers: one FFMA per scheduler per cycle, an ALU instruction every 2,
+# FFMA and ALU results after 4 cycles, shared loads after 30, global loads after 600.
+MACHINE = sm_simulation.Machine(
+    rates=(
+        ("alu", 0.5),
+        ("fma", 1.0),
+        ("fp64", 0.5),
+        ("hmma_tf32", 0.25),
+        ("dmma_884", 0.0625),
+        ("dmma_16816", 0.015625),
+    ),
+    latencies=(
+        ("alu", 4),
+        ("barrier", 20),
+        ("dmma_16816", 80),
+        ("dmma_884", 26),
+        ("fma", 4),
+        ("fp64", 8),
+        ("global", 600),
+        ("hmma_tf32", 24),
+        ("shared", 30),
+        ("slow", 30),
+    ),
+    shared_wavefronts_per_cycle=1.0,
+)
+
+
+def _cycles(body, warps=4, blocks=1, wavefronts=None, stages=0, ktiles=sm_simulation.KTILES):
+    return sm_simulation.simulate(
+        body, MACHINE, warps_per_block=warps, blocks=blocks, wavefronts=wavefronts or {}, stages=stages, ktiles=ktiles
+    ).cycles_per_block_ktile
+
+
+def test_each_operand_covers_the_registers_its_instruction_reads_or_writes():
+    hmma = sm_simulation.decode("HMMA.1688.F32.TF32 R4, R8, R12, R4")
+    assert hmma.kind == "tensor" and hmma.form == "hmma_tf32"
+    assert hmma.writes == (4, 5, 6, 7) and set(hmma.reads) == {8, 9, 10, 11, 12, 13, 4, 5, 6, 7}
+    dmma = sm_simulation.decode("DMMA.16x8x16 R128, R32, R192, R128")
+    assert dmma.form == "dmma_16816" and len(dmma.writes) == 8 and len(dmma.reads) == 16 + 8 + 8
+    assert sm_simulation.decode("LDS.128 R12, [R20+0x40]").writes == (12, 13, 14, 15)
+    assert sm_simulation.decode("DFMA R96, R76, R80, R36").reads == (76, 77, 80, 81, 36, 37)
+    store = sm_simulation.decode("STS.128 [R10], R4")
+    assert store.writes == () and set(store.reads) == {10, 4, 5, 6, 7}
+    assert sm_simulation.decode("@!P0 LDG.E.128 R96, desc[UR8][R10.64]").kind == "global"
+    assert sm_simulation.decode("IMAD.MOV.U32 R9, RZ, RZ, R199").kind == "fma"
+    assert sm_simulation.decode("FSETP.GEU.AND P1, PT, |R84|, +INF , PT").kind == "alu"
+    assert sm_simulation.decode("SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR13], R109").kind == "trywait"
+
+
+def test_independent_ffmas_issue_one_per_cycle_on_each_scheduler():
+    # 4 warps, one per scheduler, each 64 independent FFMAs per iteration: 64 cycles for the block.
+    body = [f"FFMA R{2 * i}, R200, R201, R{2 * i}" for i in range(64)]
+    assert _cycles(body) == pytest.approx(64, rel=0.02)
+    # At half the rate (the ALU pipe's) the pipe, not the issue slot, sets it: 128 cycles.
+    alu = [f"LOP3.LUT R{2 * i}, R200, R201, R{2 * i}, 0x96, !PT" for i in range(64)]
+    assert _cycles(alu) == pytest.approx(128, rel=0.02)
+
+
+def test_a_dependent_chain_waits_its_latency_and_a_second_warp_fills_it():
+    # One chain of 32 FFMAs, each reading the previous: 32 x 4 cycles per iteration.
+    chain = ["FFMA R0, R0, R200, R201"] * 32
+    assert _cycles(chain) == pytest.approx(32 * 4, rel=0.02)
+    # Two warps per scheduler (8 per block): each issues in the other's waits, and the block's
+    # k-tile still takes 32 x 4 cycles.
+    assert _cycles(chain, warps=8) == pytest.approx(32 * 4, rel=0.02)
+
+
+def test_a_loop_that_waits_for_its_global_load_pays_the_round_trip_unless_another_block_covers_it():
+    # Load, use, 64 independent FFMAs: 600 + 64 cycles per iteration for one block alone.
+    loop = ["LDG.E R100, desc[UR4][R2.64]", "STS [R3], R100", "BAR.SYNC.DEFER_BLOCKING 0x0"]
+    loop += [f"FFMA R{2 * i}, R200, R201, R{2 * i}" for i in range(64)]
+    one = _cycles(loop)
+    assert 600 + 64 <= one <= 600 + 64 + 30 + 20 + 4  # the store's and the barrier's latencies at most
+    # Eight blocks: their compute (8 x 64 cycles per scheduler) is still shorter than one round
+    # trip, so the SM waits: 600-odd cycles per 8 block-k-tiles.
+    assert _cycles(loop, blocks=8) == pytest.approx(one / 8, rel=0.05)
+
+
+def test_cp_async_stages_keep_loads_in_flight():
+    # DEPBAR.LE SB0, n waits for all but the n newest groups: with no compute, each iteration
+    # waits for the group committed n + 1 iterations before, so n + 1 round trips overlap. One
+    # warp alone completes its iterations in bursts of n + 1: 64 of them average the bursts out.
+    for newest in (1, 2):
+        loop = ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]", "LDGDEPBAR", f"DEPBAR.LE SB0, 0x{newest}"]
+        assert _cycles(loop, warps=1, ktiles=64) == pytest.approx(600 / (newest + 1), rel=0.05)
+
+
+def test_the_shared_memory_pipe_is_the_sms():
+    # 4 warps each issue 8 LDS.128 of 4 wavefronts: 128 wavefronts per iteration at 1 per cycle.
+    loop = [f"LDS.128 R{4 * i}, [R200+0x{16 * i:x}]" for i in range(8)]
+    assert _cycles(loop, wavefronts=dict.fromkeys(range(8), 4.0)) == pytest.approx(128, rel=0.02)
+
+
+def test_the_warp_states_are_counted_per_issued_instruction():
+    chain = ["FFMA R0, R0, R200, R201"] * 32
+    states = sm_simulation.simulate(chain, MACHINE, warps_per_block=4, blocks=1, wavefronts={}).states
+    assert states["selected"] == pytest.approx(1)
+    assert states["wait"] == pytest.approx(3, rel=0.05)  # 3 cycles between dependent FFMAs
+
+
+def test_no_machine_without_every_pipes_rate_and_latency():
+    assert schedule.machine_inputs({}) == ({}, {})
+    peaks = {"forms": [{"form": "ffma", "inst_per_clk_per_sm": 4.0}], "instruction_latencies": []}
+    assert schedule.machine_inputs({"pipe_peaks": peaks}) == ({}, {})
+
+
+STUDY = SCRIPTS.parent / "reports" / "h100-80gb-hbm3" / "results.json"
+
+
+def _study_rows():
+    from gemm_study.report.study_report import load_kernel_runs
+
+    context, kernel, _, _ = load_kernel_runs(STUDY)
+    kernel = kernel[~kernel.end_to_end & (kernel["shape"] == "4096x4096x4096")]
+    rows, accounts = account.add_columns(kernel, context)
+    return {r["variant"].split("/")[0] + "/" + r["precision"]: (r, a) for (_, r), a in zip(rows.iterrows(), accounts)}
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_the_unpipelined_tensor_rung_waits_on_its_loads_and_the_pipelined_one_never_does():
+    """mma_tf32 loads each k-tile with element loads (LDG) it stores to shared memory before a
+    barrier, one block per SM: its warps must wait on those loads' registers more than on anything
+    else, in the simulation as in the run (ncu's stall_long_scoreboard). mma_tf32_pipelined loads
+    with cp.async: no register of its loop comes from a global load, so the simulation has no
+    long_scoreboard at all; it waits at its DEPBAR instead."""
+    found = _study_rows()
+    row, acc = found["mma_tf32/fp32"]
+    states = acc.schedule.states
+    largest = max((s for s in states if s != "selected"), key=states.get)
+    assert largest == "long_scoreboard"
+    measured = {s: row[f"stall_{s}"] for s in sm_simulation.STATES if f"stall_{s}" in row and s != "selected"}
+    assert max(measured, key=measured.get) == "long_scoreboard"
+    assert acc.limiter == "schedule"
+    row, acc = found["mma_tf32_pipelined/fp32"]
+    assert acc.schedule.states["long_scoreboard"] == 0
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_the_wgmma_rungs_are_not_simulated():
+    """wgmma_tma's loop issues HGMMA from a consumer warpgroup while a producer warp loads with
+    TMA: the simulation does not model that, and the account keeps the units alone for it."""
+    _, acc = _study_rows()["wgmma_tma/fp32"]
+    assert acc.schedule is None and "schedule" not in acc.times_ms
+
+
+def test_an_mbarrier_ring_of_s_stages_overlaps_s_round_trips():
+    # A stage is refilled once every warp arrived on it (the empty wait) and consumed once its
+    # loads landed (the full wait). With no compute, iteration i waits for the loads issued in
+    # iteration i - (stages - 1), and the loop moves on one iteration past them: the round trip
+    # spans `stages` iterations, each L / stages (as DEPBAR.LE 1 above is a ring of 2).
+    loop = [
+        "SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR16+0x8220], R9",
+        "LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]",
+        "ARRIVES.LDGSTSBAR.64.ARVCNT [UR13]",
+        "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR13], R109",
+        "SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR6+0x8220], RZ",
+    ]
+    for stages in (3, 4):
+        assert _cycles(loop, warps=4, stages=stages, ktiles=64) == pytest.approx(600 / stages, rel=0.05)
