@@ -206,120 +206,172 @@ def simulate(body, machine, *, warps_per_block, blocks, wavefronts, stages=0, kt
     return _simulate(tuple(body), machine, warps_per_block, blocks, tuple(sorted(wavefronts.items())), stages, ktiles)
 
 
+PIPES = ("fma", "alu", "fp64", "tensor")
+S_SELECTED, S_NOT_SELECTED, S_BARRIER, S_STAGE, S_PIPE, S_MIO = (
+    STATES.index(k) for k in ("selected", "not_selected", "barrier", "stage_wait", "math_pipe_throttle", "mio_throttle")
+)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One instruction as the simulation needs it, worked out once."""
+
+    ins: Instruction
+    operands: tuple  # registers it reads or writes
+    pipe: int  # index into PIPES, -1 for none
+    issue_interval: float  # cycles its pipe is held
+    shared_cycles: float  # cycles the SM's shared pipe is held
+    latency: int  # cycles until its result is ready
+    dependency_state: int  # the state of a warp waiting for its result
+    stage_wait: bool  # a DEPBAR or an mbarrier try-wait
+
+
+def _steps(program, machine, wavefronts):
+    lat, rates = dict(machine.latencies), dict(machine.rates)
+    steps = []
+    for i, ins in enumerate(program):
+        k = ins.kind
+        pipe = PIPES.index(k) if k in PIPES else -1
+        rate = rates[ins.form] if k == "tensor" else rates.get(k)
+        steps.append(
+            _Step(
+                ins,
+                tuple(dict.fromkeys((*ins.reads, *ins.writes))),
+                pipe,
+                1.0 / rate if pipe >= 0 else 0.0,
+                wavefronts.get(i, 0.0) / machine.shared_wavefronts_per_cycle if k == "shared" else 0.0,
+                _result_latency(ins, lat),
+                STATES.index(_dependency_state(k)),
+                k in ("depbar", "trywait"),
+            )
+        )
+    return steps
+
+
 @functools.lru_cache(maxsize=256)
 def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles):
     program = [decode(t) for t in body]
+    steps = _steps(program, machine, dict(wavefronts))
     roles = _wait_roles(program)
-    wf = dict(wavefronts)
-    lat = dict(machine.latencies)
-    rates = dict(machine.rates)
+    global_latency, barrier_latency = dict(machine.latencies)["global"], dict(machine.latencies)["barrier"]
+    registers = 1 + max((x for st in steps for x in st.operands), default=0)
     n = warps_per_block * blocks
     block_of = [w // warps_per_block for w in range(n)]
-    ready = [{} for _ in range(n)]  # register -> cycle its value is ready
-    kind_of = [{} for _ in range(n)]  # register -> the kind of the instruction that writes it
+    ready = [[0.0] * registers for _ in range(n)]  # register -> cycle its value is ready
+    waited_as = [[0] * registers for _ in range(n)]  # register -> the state of a warp waiting for it
     pc, iteration = [0] * n, [0] * n
     release = [0.0] * n  # barrier or stage release
-    waiting = [None] * n  # state while released at `release`
+    waiting = [0] * n  # state while released at `release`
     at_barrier = [False] * n
     arrived = [0] * blocks
     groups = [[] for _ in range(n)]  # landing cycle of each committed cp.async group
     open_group = [0.0] * n
     full = [{} for _ in range(blocks)]  # mbarrier stage g -> [warps arrived, landing cycle]
     empty = [{} for _ in range(blocks)]  # iteration -> [warps arrived, cycle]
-    pipe_free = [dict.fromkeys(("fma", "alu", "fp64", "tensor"), 0.0) for _ in range(SCHEDULERS)]
+    pipe_free = [[0.0] * len(PIPES) for _ in range(SCHEDULERS)]
     shared_free, shared_user = 0.0, SCHEDULERS - 1
-    last = [None] * SCHEDULERS
+    last = [-1] * SCHEDULERS
     ends = [[] for _ in range(n)]
-    states = dict.fromkeys(STATES, 0)
+    states = [0] * len(STATES)
     running = n
     t = 0
     by_scheduler = [[w for w in range(n) if w % SCHEDULERS == s] for s in range(SCHEDULERS)]
+    # Each scheduler's order of its warps with warp g first (greedy), the others oldest first.
+    greedy_first = [{g: [g, *(w for w in ws if w != g)] for g in ws} for ws in by_scheduler]
     limit = 200_000 * ktiles
+    length = len(steps)
     while running and t < limit:
         # This cycle's warp states, and the earliest cycle a blocked warp could go on: a cycle in
         # which no warp issues repeats itself until then, so the simulation skips to it.
-        cycle = dict.fromkeys(STATES, 0)
+        cycle = [0] * len(STATES)
         soonest = math.inf
         any_issued = False
         for turn in range(SCHEDULERS):
             s = (shared_user + 1 + turn) % SCHEDULERS  # the shared pipe serves the schedulers in turn
-            order = by_scheduler[s]
-            if last[s] is not None:
-                order = [last[s]] + [w for w in order if w != last[s]]
+            order = by_scheduler[s] if last[s] < 0 else greedy_first[s][last[s]]
             issued = False
             for w in order:
                 if at_barrier[w]:
-                    cycle["barrier"] += 1
+                    cycle[S_BARRIER] += 1
                     continue
                 if release[w] > t:
                     cycle[waiting[w]] += 1
-                    soonest = min(soonest, release[w])
+                    if release[w] < soonest:
+                        soonest = release[w]
                     continue
-                ins = program[pc[w]]
+                st = steps[pc[w]]
                 r = ready[w]
-                late = [x for x in (*ins.reads, *ins.writes) if r.get(x, 0.0) > t]
-                if late:
-                    cycle[_dependency_state(kind_of[w][late[0]])] += 1
-                    soonest = min(soonest, max(r[x] for x in late))
+                latest, first = 0.0, -1
+                for x in st.operands:
+                    if r[x] > t:
+                        if first < 0:
+                            first = x
+                        if r[x] > latest:
+                            latest = r[x]
+                if first >= 0:
+                    cycle[waited_as[w][first]] += 1
+                    if latest < soonest:
+                        soonest = latest
                     continue
-                k = ins.kind
-                pipe = "tensor" if k == "tensor" else k if k in ("fma", "alu", "fp64") else None
-                if pipe and pipe_free[s][pipe] >= t + 1:  # busy through this whole cycle
-                    cycle["math_pipe_throttle"] += 1
-                    soonest = min(soonest, pipe_free[s][pipe] - 1)
+                if st.pipe >= 0 and pipe_free[s][st.pipe] >= t + 1:  # busy through this whole cycle
+                    cycle[S_PIPE] += 1
+                    if pipe_free[s][st.pipe] - 1 < soonest:
+                        soonest = pipe_free[s][st.pipe] - 1
                     continue
-                if k == "shared" and shared_free >= t + 1:
-                    cycle["mio_throttle"] += 1
-                    soonest = min(soonest, shared_free - 1)
+                if st.shared_cycles and shared_free >= t + 1:
+                    cycle[S_MIO] += 1
+                    if shared_free - 1 < soonest:
+                        soonest = shared_free - 1
                     continue
-                wait = _stage_wait(
-                    ins,
-                    roles.get(pc[w]),
-                    w,
-                    iteration[w],
-                    groups,
-                    full[block_of[w]],
-                    empty[block_of[w]],
-                    stages,
-                    warps_per_block,
-                )
-                if wait is not None and wait > t:
-                    if wait != UNKNOWN:
-                        release[w], waiting[w] = wait, "stage_wait"
-                        soonest = min(soonest, wait)
-                    cycle["stage_wait"] += 1
-                    continue
+                if st.stage_wait:
+                    wait = _stage_wait(
+                        st.ins,
+                        roles.get(pc[w]),
+                        w,
+                        iteration[w],
+                        groups,
+                        full[block_of[w]],
+                        empty[block_of[w]],
+                        stages,
+                        warps_per_block,
+                    )
+                    if wait is not None and wait > t:
+                        if wait != UNKNOWN:
+                            release[w], waiting[w] = wait, S_STAGE
+                            soonest = wait if wait < soonest else soonest
+                        cycle[S_STAGE] += 1
+                        continue
                 if issued:
-                    cycle["not_selected"] += 1
+                    cycle[S_NOT_SELECTED] += 1
                     continue
                 # issue
                 issued = any_issued = True
-                cycle["selected"] += 1
+                cycle[S_SELECTED] += 1
                 last[s] = w
-                if pipe:
-                    rate = rates[ins.form] if pipe == "tensor" else rates[pipe]
-                    pipe_free[s][pipe] = max(pipe_free[s][pipe], t) + 1.0 / rate
+                ins, k = st.ins, st.ins.kind
+                if st.pipe >= 0:
+                    pipe_free[s][st.pipe] = max(pipe_free[s][st.pipe], t) + st.issue_interval
                 if k == "shared":
-                    shared_free = max(shared_free, t) + wf.get(pc[w], 0.0) / machine.shared_wavefronts_per_cycle
+                    shared_free = max(shared_free, t) + st.shared_cycles
                     shared_user = s
                     if ins.base == "LDGSTS":
-                        open_group[w] = max(open_group[w], t + lat["global"])
-                if k == "commit":
+                        open_group[w] = max(open_group[w], t + global_latency)
+                elif k == "commit":
                     groups[w] = (groups[w] + [open_group[w]])[-16:]
                     open_group[w] = 0.0
-                if k == "ldgsts_arrive":
+                elif k == "ldgsts_arrive":
                     g = full[block_of[w]].setdefault(iteration[w], [0, 0.0])
                     g[0] += 1
                     g[1] = max(g[1], open_group[w])
                     open_group[w] = 0.0
-                if k == "arrive":
+                elif k == "arrive":
                     e = empty[block_of[w]].setdefault(iteration[w], [0, 0.0])
                     e[0] += 1
                     e[1] = max(e[1], float(t))
-                done = t + _result_latency(ins, lat)
+                done = t + st.latency
                 for x in ins.writes:
                     r[x] = done
-                    kind_of[w][x] = k
+                    waited_as[w][x] = st.dependency_state
                 if k == "bar":
                     b = block_of[w]
                     at_barrier[w] = True
@@ -329,17 +381,17 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
                         for v in range(n):
                             if block_of[v] == b:
                                 at_barrier[v] = False
-                                release[v], waiting[v] = t + lat["barrier"], "barrier"
+                                release[v], waiting[v] = t + barrier_latency, S_BARRIER
                 pc[w] += 1
-                if pc[w] == len(program):
+                if pc[w] == length:
                     pc[w] = 0
                     iteration[w] += 1
                     ends[w].append(t)
                     if iteration[w] == ktiles:  # it runs on, so that the others keep their company
                         running -= 1
         step = 1 if any_issued else max(1, math.ceil(soonest) - t) if soonest < math.inf else limit
-        for key, count in cycle.items():
-            states[key] += count * step
+        for i, count in enumerate(cycle):
+            states[i] += count * step
         t += step
     if running:
         return Schedule(math.nan)
@@ -357,8 +409,8 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
     if not per_cycle > 0:
         return Schedule(math.nan)
     steady = warps_per_block / per_cycle
-    issued_total = states["selected"]
-    return Schedule(steady, {k: v / issued_total for k, v in states.items()} if issued_total else {})
+    issued_total = states[S_SELECTED]
+    return Schedule(steady, {k: v / issued_total for k, v in zip(STATES, states)} if issued_total else {})
 
 
 def _dependency_state(kind):
