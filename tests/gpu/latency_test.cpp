@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <string>
 
 #include "gpu_test_support.h"
 #include "instruction_latency.h"
@@ -14,13 +16,24 @@
 
 namespace {
 
-TEST(LatencyLevels, AreOrderedByWhereTheAccessIsServed) {
-  GEMM_REQUIRE_GPU();
-  std::string why;
-  const auto device = gemm::query_device(0, why);
-  ASSERT_TRUE(device) << why;
+// Every test here measures on device 0: skipped without one, failed if it cannot be queried.
+class LatencyLevels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GEMM_REQUIRE_GPU();
+    std::string why;
+    device_ = gemm::query_device(0, why);
+    ASSERT_TRUE(device_) << why;
+  }
+  const gemm::DeviceInfo& device() const { return *device_; }
+
+ private:
+  std::optional<gemm::DeviceInfo> device_;
+};
+
+TEST_F(LatencyLevels, AreOrderedByWhereTheAccessIsServed) {
   std::map<std::string, double> cycles;
-  for (const auto& l : gemm::bench::measure_latencies(*device)) cycles[l.level] = l.cycles;
+  for (const auto& l : gemm::bench::measure_latencies(device())) cycles[l.level] = l.cycles;
   ASSERT_EQ(cycles.size(), 4u);
   EXPECT_GT(cycles["shared"], 4.0);
   EXPECT_GT(cycles["l2"], 2 * cycles["shared"]);
@@ -31,14 +44,10 @@ TEST(LatencyLevels, AreOrderedByWhereTheAccessIsServed) {
 
 // L2 hits come from SRAM slices on the chip, DRAM from HBM behind them: a read stream that stays
 // in L2 must outrun the DRAM's peak (its clock times its bus width).
-TEST(LatencyLevels, L2ReadsOutrunDram) {
-  GEMM_REQUIRE_GPU();
-  std::string why;
-  const auto device = gemm::query_device(0, why);
-  ASSERT_TRUE(device) << why;
-  const auto l2 = gemm::bench::measure_l2_read_bandwidth(*device);
+TEST_F(LatencyLevels, L2ReadsOutrunDram) {
+  const auto l2 = gemm::bench::measure_l2_read_bandwidth(device());
   EXPECT_EQ(l2.level, "l2_read");
-  EXPECT_GT(l2.gbs, gemm::peak_bandwidth_gbs(device->memory_clock_khz, device->memory_bus_width_bits));
+  EXPECT_GT(l2.gbs, gemm::peak_bandwidth_gbs(device().memory_clock_khz, device().memory_bus_width_bits));
 }
 
 }  // namespace
@@ -49,13 +58,9 @@ TEST(LatencyLevels, L2ReadsOutrunDram) {
 // cycle of an issue slot (that would mean the links did not depend on each other) nor the tens of
 // a memory access. A tensor-core MMA does 16 x 8 x 8 multiply-adds per warp where an FFMA does 32:
 // its chain cannot be shorter than an FFMA's.
-TEST(LatencyLevels, EachPipesDependentLatencyIsAFewCycles) {
-  GEMM_REQUIRE_GPU();
-  std::string why;
-  const auto device = gemm::query_device(0, why);
-  ASSERT_TRUE(device) << why;
+TEST_F(LatencyLevels, EachPipesDependentLatencyIsAFewCycles) {
   std::map<std::string, double> cycles;
-  for (const auto& l : gemm::bench::measure_instruction_latencies(*device)) cycles[l.pipe] = l.cycles;
+  for (const auto& l : gemm::bench::measure_instruction_latencies(device())) cycles[l.pipe] = l.cycles;
   ASSERT_EQ(cycles.size(), 6u);
   for (const char* pipe : {"fma", "alu"}) {
     EXPECT_GE(cycles[pipe], 2.0) << pipe;
@@ -67,13 +72,9 @@ TEST(LatencyLevels, EachPipesDependentLatencyIsAFewCycles) {
 
 // The Programming Guide's throughput table gives 64 results per clock per SM for 32-bit bitwise
 // operations on compute capability 9.0 (half the FP32 FMA's 128): 2 warp instructions per clock.
-TEST(LatencyLevels, TheAluPipeIssuesAtItsDocumentedRate) {
-  GEMM_REQUIRE_GPU();
-  std::string why;
-  const auto device = gemm::query_device(0, why);
-  ASSERT_TRUE(device) << why;
-  if (device->cc_major != 9) GTEST_SKIP() << "the documented rate checked is compute capability 9.0's";
-  const auto alu = gemm::bench::measure_alu_rate(*device);
+TEST_F(LatencyLevels, TheAluPipeIssuesAtItsDocumentedRate) {
+  if (device().cc_major != 9) GTEST_SKIP() << "the documented rate checked is compute capability 9.0's";
+  const auto alu = gemm::bench::measure_alu_rate(device());
   EXPECT_EQ(alu.pipe, "alu");
   EXPECT_GT(alu.inst_per_clk_per_sm, 0.8 * 2.0);
   EXPECT_LT(alu.inst_per_clk_per_sm, 1.05 * 2.0);
