@@ -13,9 +13,10 @@ class EventPair {
  public:
   EventPair() {
     GEMM_CUDA_CHECK(cudaEventCreate(&start));
-    if (cudaEventCreate(&stop) != cudaSuccess) {
+    const cudaError_t created = cudaEventCreate(&stop);
+    if (created != cudaSuccess) {
       cudaEventDestroy(start);
-      GEMM_CUDA_CHECK(cudaGetLastError());
+      GEMM_CUDA_CHECK(created);  // throws with the create call's own error
     }
   }
   ~EventPair() {

@@ -29,6 +29,7 @@
 #include "cuda_check.h"
 #include "device_info.h"
 #include "event_timing.h"
+#include "workspace.h"
 
 namespace {
 
@@ -151,10 +152,9 @@ int run(int blocks_per_sm) {
     return 2;
   }
   const int blocks = device->sm_count * blocks_per_sm;
-  double* out = nullptr;
-  unsigned long long* clock = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&out, sizeof(double) * blocks * kThreads));
-  GEMM_CUDA_CHECK(cudaMalloc(&clock, 2 * sizeof(unsigned long long)));
+  const gemm::DeviceBuffer out_memory(sizeof(double) * blocks * kThreads), clock_memory(2 * sizeof(unsigned long long));
+  auto* out = static_cast<double*>(out_memory.get());
+  auto* clock = static_cast<unsigned long long*>(clock_memory.get());
   std::printf("%s, %d SMs, %d blocks of %d threads per SM; kernel only, CUDA events, best of 5\n",
               device->name.c_str(), device->sm_count, blocks_per_sm, kThreads);
   std::printf("%-24s %10s %10s %14s %16s\n", "8 x 8 FP64 inner loop", "GFLOP/s", "SM MHz",
@@ -176,8 +176,6 @@ int run(int blocks_per_sm) {
   if (peak)
     std::printf("peak: %.0f GFLOP/s (FP64 FMA lanes x 2 x SMs x %d MHz)\n", *peak,
                 device->max_sm_clock_khz / 1000);
-  GEMM_CUDA_CHECK(cudaFree(out));
-  GEMM_CUDA_CHECK(cudaFree(clock));
   return 0;
 }
 

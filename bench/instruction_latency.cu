@@ -7,8 +7,9 @@
 //               y, z in turn, so that no two links cancel or fold)
 //   fp64        fma.rn.f64 acc, acc, x, y                                     DFMA
 //   hmma_tf32   mma.sync m16n8k8 TF32, the accumulator carried                HMMA.1688.F32.TF32
-//   dmma_884    mma.sync m8n8k4 FP64, the accumulator carried                 DMMA.884
-//   dmma_16816  mma.sync m16n8k16 FP64, the accumulator carried               DMMA.16816
+//   dmma_884    mma.sync m8n8k4 FP64, the accumulator carried                 DMMA.8x8x4
+//   dmma_16816  mma.sync m16n8k16 FP64, the accumulator carried               DMMA.16x8x16
+//               (compute capability 9.0 and later)
 //
 // One warp alone on the GPU runs 64 of them per loop iteration; the loop's own counter and branch
 // do not depend on the chain, so they issue in its shadow. The ALU rate: 2 blocks of 512 threads
@@ -163,16 +164,19 @@ double chain_cycles() {
 
 }  // namespace
 
-std::vector<InstructionLatency> measure_instruction_latencies(const DeviceInfo&) {
+std::vector<InstructionLatency> measure_instruction_latencies(const DeviceInfo& device) {
   const char* method = "one warp, chains of 64 dependent instructions, 1000 iterations, clock64";
-  return {
+  std::vector<InstructionLatency> out = {
       {"fma", "FFMA", method, chain_cycles<Pipe::fma>()},
       {"alu", "LOP3.LUT", method, chain_cycles<Pipe::alu>()},
       {"fp64", "DFMA", method, chain_cycles<Pipe::fp64>()},
       {"hmma_tf32", "HMMA.1688.F32.TF32", method, chain_cycles<Pipe::hmma_tf32>()},
-      {"dmma_884", "DMMA.884", method, chain_cycles<Pipe::dmma_884>()},
-      {"dmma_16816", "DMMA.16816", method, chain_cycles<Pipe::dmma_16816>()},
+      {"dmma_884", "DMMA.8x8x4", method, chain_cycles<Pipe::dmma_884>()},
   };
+  // m16n8k16 FP64 exists from compute capability 9.0 (its chain traps below, which no later
+  // CUDA call would survive): measured only where the GPU has it.
+  if (device.cc_major >= 9) out.push_back({"dmma_16816", "DMMA.16x8x16", method, chain_cycles<Pipe::dmma_16816>()});
+  return out;
 }
 
 IssueRate measure_alu_rate(const DeviceInfo& device) {

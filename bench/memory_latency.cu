@@ -107,51 +107,37 @@ std::vector<std::uint32_t> random_ring(std::size_t lines) {
 // after L2 was flushed: each line comes from DRAM.
 double global_chase(std::size_t bytes, int passes) {
   const auto ring = random_ring(bytes / (kLineWords * sizeof(std::uint32_t)));
-  std::uint32_t *d_ring = nullptr, *sink = nullptr;
-  unsigned long long* cycles = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&d_ring, ring.size() * sizeof(std::uint32_t)));
-  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(std::uint32_t)));
-  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
-  GEMM_CUDA_CHECK(cudaMemcpy(d_ring, ring.data(), ring.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  const DeviceBuffer d_ring(ring.size() * sizeof(std::uint32_t)), sink(sizeof(std::uint32_t)),
+      cycles(sizeof(unsigned long long));  // freed on a throw too
+  GEMM_CUDA_CHECK(cudaMemcpy(d_ring.get(), ring.data(), d_ring.bytes(), cudaMemcpyHostToDevice));
   if (passes == 1) {  // the copy's last lines may sit in L2: overwrite L2 with another buffer
-    void* flush = nullptr;
-    GEMM_CUDA_CHECK(cudaMalloc(&flush, kFlushBytes));
-    GEMM_CUDA_CHECK(cudaMemset(flush, 0, kFlushBytes));
+    const DeviceBuffer flush(kFlushBytes);
+    GEMM_CUDA_CHECK(cudaMemset(flush.get(), 0, kFlushBytes));
     GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    GEMM_CUDA_CHECK(cudaFree(flush));
   }
-  chase_global<<<1, 1>>>(d_ring, kHops, passes, sink, cycles);
+  chase_global<<<1, 1>>>(static_cast<const std::uint32_t*>(d_ring.get()), kHops, passes,
+                         static_cast<std::uint32_t*>(sink.get()), static_cast<unsigned long long*>(cycles.get()));
   GEMM_CHECK_LAUNCH();
   unsigned long long host = 0;
-  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
-  GEMM_CUDA_CHECK(cudaFree(d_ring));
-  GEMM_CUDA_CHECK(cudaFree(sink));
-  GEMM_CUDA_CHECK(cudaFree(cycles));
+  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles.get(), sizeof(host), cudaMemcpyDeviceToHost));
   return double(host) / kHops;
 }
 
 double shared_chase() {
-  std::uint32_t* sink = nullptr;
-  unsigned long long* cycles = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(std::uint32_t)));
-  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
-  chase_shared<<<1, 32>>>(kHops, sink, cycles);
+  const DeviceBuffer sink(sizeof(std::uint32_t)), cycles(sizeof(unsigned long long));
+  chase_shared<<<1, 32>>>(kHops, static_cast<std::uint32_t*>(sink.get()), static_cast<unsigned long long*>(cycles.get()));
   GEMM_CHECK_LAUNCH();
   unsigned long long host = 0;
-  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
-  GEMM_CUDA_CHECK(cudaFree(sink));
-  GEMM_CUDA_CHECK(cudaFree(cycles));
+  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles.get(), sizeof(host), cudaMemcpyDeviceToHost));
   return double(host) / kHops;
 }
 
 double barrier_cycles() {
-  unsigned long long* cycles = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long)));
-  barrier_loop<<<1, kBarrierThreads>>>(kBarriers, cycles);
+  const DeviceBuffer cycles(sizeof(unsigned long long));
+  barrier_loop<<<1, kBarrierThreads>>>(kBarriers, static_cast<unsigned long long*>(cycles.get()));
   GEMM_CHECK_LAUNCH();
   unsigned long long host = 0;
-  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles, sizeof(host), cudaMemcpyDeviceToHost));
-  GEMM_CUDA_CHECK(cudaFree(cycles));
+  GEMM_CUDA_CHECK(cudaMemcpy(&host, cycles.get(), sizeof(host), cudaMemcpyDeviceToHost));
   return double(host) / kBarriers;
 }
 

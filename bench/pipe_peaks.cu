@@ -44,6 +44,7 @@
 #include "instruction_latency.h"
 #include "memory_latency.h"
 #include "tensor/sm90a_ptx.cuh"
+#include "workspace.h"
 
 namespace {
 
@@ -198,11 +199,12 @@ Measured measure(const gemm::DeviceInfo& device, int iterations) {
                              std::to_string(form.threads) + " threads fit an SM, " +
                              std::to_string(form.blocks_per_sm) + " needed");
   const int blocks = device.sm_count * form.blocks_per_sm;
-  float* sink = nullptr;
-  unsigned long long *cycles = nullptr, *timer = nullptr;
-  GEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(float) * blocks));
-  GEMM_CUDA_CHECK(cudaMalloc(&cycles, sizeof(unsigned long long) * blocks));
-  GEMM_CUDA_CHECK(cudaMalloc(&timer, sizeof(unsigned long long) * blocks));
+  // Freed however the measurement ends (a failed check throws).
+  const gemm::DeviceBuffer sink_memory(sizeof(float) * blocks), cycles_memory(sizeof(unsigned long long) * blocks),
+      timer_memory(sizeof(unsigned long long) * blocks);
+  auto* sink = static_cast<float*>(sink_memory.get());
+  auto* cycles = static_cast<unsigned long long*>(cycles_memory.get());
+  auto* timer = static_cast<unsigned long long*>(timer_memory.get());
   auto launch = [&](int n) {
     pipe_loop<F><<<blocks, form.threads, smem>>>(n, 1.0f, sink, cycles, timer);
     GEMM_CHECK_LAUNCH();
@@ -216,9 +218,6 @@ Measured measure(const gemm::DeviceInfo& device, int iterations) {
     GEMM_CUDA_CHECK(cudaMemcpy(best_timer.data(), timer, sizeof(unsigned long long) * blocks,
                                cudaMemcpyDeviceToHost));
   });
-  GEMM_CUDA_CHECK(cudaFree(sink));
-  GEMM_CUDA_CHECK(cudaFree(cycles));
-  GEMM_CUDA_CHECK(cudaFree(timer));
   const auto slowest = std::max_element(best_cycles.begin(), best_cycles.end()) - best_cycles.begin();
   const double warps = double(blocks) * form.threads / 32;
   // Per-warp instruction count: the gmma form issues its instruction once per warpgroup, which

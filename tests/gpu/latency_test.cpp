@@ -61,13 +61,17 @@ TEST_F(LatencyLevels, L2ReadsOutrunDram) {
 TEST_F(LatencyLevels, EachPipesDependentLatencyIsAFewCycles) {
   std::map<std::string, double> cycles;
   for (const auto& l : gemm::bench::measure_instruction_latencies(device())) cycles[l.pipe] = l.cycles;
-  ASSERT_EQ(cycles.size(), 6u);
+  ASSERT_EQ(cycles.size(), device().cc_major >= 9 ? 6u : 5u);  // m16n8k16 FP64 from 9.0
   for (const char* pipe : {"fma", "alu"}) {
     EXPECT_GE(cycles[pipe], 2.0) << pipe;
     EXPECT_LE(cycles[pipe], 8.0) << pipe;
   }
   EXPECT_GE(cycles["fp64"], cycles["fma"]);
-  for (const char* pipe : {"hmma_tf32", "dmma_884", "dmma_16816"}) EXPECT_GT(cycles[pipe], cycles["fma"]) << pipe;
+  for (const char* pipe : {"hmma_tf32", "dmma_884", "dmma_16816"}) {
+    if (cycles.count(pipe)) {
+      EXPECT_GT(cycles[pipe], cycles["fma"]) << pipe;
+    }
+  }
 }
 
 // The Programming Guide's throughput table gives 64 results per clock per SM for 32-bit bitwise
