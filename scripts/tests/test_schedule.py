@@ -65,6 +65,15 @@ def test_independent_ffmas_issue_one_per_cycle_on_each_scheduler():
     assert _cycles(alu) == pytest.approx(128, rel=0.02)
 
 
+def test_integer_multiply_adds_have_half_the_fma_pipe_and_ffmas_fill_the_other_half():
+    # 64 independent IMADs per warp: the heavy half alone, one every 2 cycles: 128 cycles.
+    imad = [f"IMAD R{2 * i}, R200, R201, R{2 * i}" for i in range(64)]
+    assert _cycles(imad) == pytest.approx(128, rel=0.02)
+    # IMAD and FFMA in turn: each half takes one of them every other cycle, 1 per cycle in all.
+    mixed = [f"{'IMAD' if i % 2 else 'FFMA'} R{2 * i}, R200, R201, R{2 * i}" for i in range(64)]
+    assert _cycles(mixed) == pytest.approx(64, rel=0.02)
+
+
 def test_a_dependent_chain_waits_its_latency_and_a_second_warp_fills_it():
     # One chain of 32 FFMAs, each reading the previous: 32 x 4 cycles per iteration.
     chain = ["FFMA R0, R0, R200, R201"] * 32
@@ -87,11 +96,11 @@ def test_a_loop_that_waits_for_its_global_load_pays_the_round_trip_unless_anothe
 
 def test_cp_async_stages_keep_loads_in_flight():
     # DEPBAR.LE SB0, n waits for all but the n newest groups: with no compute, each iteration
-    # waits for the group committed n + 1 iterations before, so n + 1 round trips overlap. One
-    # warp alone completes its iterations in bursts of n + 1: 64 of them average the bursts out.
+    # waits for the group committed n + 1 iterations before, so n + 1 round trips overlap (one warp
+    # alone completes its iterations in bursts of n + 1, which the steady rate averages out).
     for newest in (1, 2):
         loop = ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]", "LDGDEPBAR", f"DEPBAR.LE SB0, 0x{newest}"]
-        assert _cycles(loop, warps=1, ktiles=64) == pytest.approx(600 / (newest + 1), rel=0.05)
+        assert _cycles(loop, warps=1) == pytest.approx(600 / (newest + 1), rel=0.05)
 
 
 def test_the_shared_memory_pipe_is_the_sms():
@@ -126,22 +135,24 @@ def _study_rows():
 
 
 @pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
-def test_on_the_h100_the_unpipelined_tensor_rung_waits_on_its_loads_and_the_pipelined_one_never_does():
-    """mma_tf32 loads each k-tile with element loads (LDG) it stores to shared memory before a
-    barrier, one block per SM: its warps must wait on those loads' registers more than on anything
-    else, in the simulation as in the run (ncu's stall_long_scoreboard). mma_tf32_pipelined loads
-    with cp.async: no register of its loop comes from a global load, so the simulation has no
-    long_scoreboard at all; it waits at its DEPBAR instead."""
+def test_on_the_h100_a_loop_with_loops_of_its_own_is_not_simulated_and_a_cp_async_one_is():
+    """mma_tf32 loads each k-tile with element loops (kernels/tensor/mma_tf32.cu: `for (c = tid;
+    c < BM * BK; c += THREADS)`), which the compiler unrolls by 4 behind remainder guards: their
+    trip counts are not in the SASS, so the simulation refuses the loop and the latency term stands
+    in. mma_tf32_pipelined loads with cp.async in 3 stages: its loop waits at DEPBAR for all but the
+    newest stages - 2 = 1 group, and it is simulated."""
     found = _study_rows()
-    row, acc = found["mma_tf32/fp32"]
-    states = acc.schedule.states
-    largest = max((s for s in states if s != "selected"), key=states.get)
-    assert largest == "long_scoreboard"
-    measured = {s: row[f"stall_{s}"] for s in sm_simulation.STATES if f"stall_{s}" in row and s != "selected"}
-    assert max(measured, key=measured.get) == "long_scoreboard"
-    assert acc.limiter == "schedule"
+    _, acc = found["mma_tf32/fp32"]
+    assert acc.schedule is None and acc.limiter == "latency"
     row, acc = found["mma_tf32_pipelined/fp32"]
-    assert acc.schedule.states["long_scoreboard"] == 0
+    from gemm_study.analysis import sass_loop
+    from gemm_study.report.study_report import load_kernel_runs
+
+    context = load_kernel_runs(STUDY)[0]
+    body = schedule.executed_loop(sass_loop.code_of(context["sass"], "fp32", row["variant"], row["shape"]))
+    waits = [t for t in body if t.startswith("DEPBAR")]
+    assert waits == [f"DEPBAR.LE SB0, 0x{int(row['param_values']['stages']) - 2}"]
+    assert acc.schedule is not None and acc.limiter == "schedule"
 
 
 @pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
@@ -165,4 +176,25 @@ def test_an_mbarrier_ring_of_s_stages_overlaps_s_round_trips():
         "SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR6+0x8220], RZ",
     ]
     for stages in (3, 4):
-        assert _cycles(loop, warps=4, stages=stages, ktiles=64) == pytest.approx(600 / stages, rel=0.05)
+        assert _cycles(loop, warps=4, stages=stages) == pytest.approx(600 / stages, rel=0.05)
+
+
+def test_a_loop_is_simulated_as_a_full_tile_runs_it_or_refused():
+    def code(texts):
+        return [(16 * i, t) for i, t in enumerate(texts)]
+
+    loop = ["FFMA R0, R1, R2, R0", "@P0 BRA 0x40", "LDG.E R4, desc[UR4][R6.64]", "FFMA R8, R1, R2, R8", "@!P1 BRA 0x0"]
+    # The forward branch (a guard) is not taken: every instruction of the loop runs.
+    assert schedule.executed_loop(code(loop)) == loop
+    # A loop nested in it (its trip count is not in the SASS): refused.
+    nested = ["FFMA R0, R1, R2, R0", "LDG.E R4, desc[UR4][R6.64]", "@P2 BRA 0x10", "@!P1 BRA 0x0"]
+    assert schedule.executed_loop(code(nested)) == []
+    # An mbarrier try-wait's retry is a wait, not a loop.
+    spin = ["SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR16], R9", "@!P1 BRA 0x0", "FFMA R0, R1, R2, R0", "@!P2 BRA 0x0"]
+    assert schedule.executed_loop(code(spin)) == spin
+    assert sm_simulation.unsupported(["HGMMA.64x128x8.F32.TF32 R0, gdesc[UR4], R0"])
+    assert sm_simulation.unsupported(["HMMA.16816.F32 R0, R4, R8, R0"])  # no measured rate for that shape
+    assert sm_simulation.unsupported(["BAR.ARV 0x1, 0x80"])
+    assert sm_simulation.unsupported(["DEPBAR.LE SB1, 0x1"])
+    assert not sm_simulation.unsupported(loop)
+    assert sm_simulation.decode("LDSM.16.MT88.4 R8, [R20]").writes == (8, 9, 10, 11)

@@ -51,10 +51,11 @@ compiled, in order, each waiting for its operands, its pipe, its barriers and it
 mbarrier stages (schedule.py: the loop's SASS played out cycle by cycle on one SM with the rates
 and latencies pipe-peaks measures). Where that is the largest time, the limiter is "schedule":
 no unit is at its peak, and the order of the code is what the SM waits on; the simulation's warp
-states say for what. A kernel the simulation does not model (wgmma with TMA) has none.
+states say for what. A loop the simulation does not model (wgmma with TMA, a loop with loops
+of its own: schedule.executed_loop, sm_simulation.unsupported) has none.
 
-Latency. Where the pipe peaks hold the memory latencies but not the pipes' own (a study recorded
-before those), the time each block needs where it waits, every k-tile, for round trips its code
+Latency. Where there is no simulated schedule (such a loop, or pipe peaks that hold the memory
+latencies but not the pipes' own: a study recorded before those), the time each block needs where it waits, every k-tile, for round trips its code
 does not overlap with compute stands in for the schedule (latency.py: global round trips and
 barriers per main-loop iteration from the SASS, the blocks per SM that can fill the wait); where
 that is the largest time, the limiter is "latency". A loop that waits on no global load (cp.async

@@ -1,41 +1,34 @@
-"""The account's schedule time of one row (account.py): the row's main loop as it runs (loops nested
-in it unrolled to their share of the loads, forward branches not taken), the SM the study's
+"""The account's schedule time of one row (account.py): the row's main loop as a full tile runs it
+(executed_loop), the SM the study's
 pipe_peaks.json measured, the row's launch (blocks per SM, warps per block) and its work counters
 (shared-memory wavefronts, L2 hit rate, the chip's k-tile burst through L2), handed to the
 simulation (sm_simulation.py); its cycles per block and k-tile times the busiest SM's block-k-tiles
 over the row's clock is the time."""
 
+import dataclasses
 import math
 
 from gemm_study.analysis import latency as latency_term  # the global latency, its burst, the loop's loads
 from gemm_study.analysis import sass_loop
-from gemm_study.analysis.sm_simulation import MMA_FORMS, SCHEDULERS, SHARED, UNSUPPORTED, Machine, simulate
+from gemm_study.analysis.sm_simulation import MMA_FORMS, SCHEDULERS, SHARED, Machine, simulate, unsupported
 from gemm_study.data.results import field_number, sm_count
 
 
-def executed_loop(code, nested_repeats):
-    """The main loop's instruction texts in the order one iteration runs them: each loop nested in
-    it `nested_repeats` times (its loads' share of a k-tile), forward branches not taken."""
+def executed_loop(code):
+    """The main loop's issued instruction texts in the order one iteration of a full tile runs
+    them: forward branches not taken (the guards of the last k-tile's prefetch and of partial
+    tiles); [] where a loop is nested in it, whose trip count and remainder guards the SASS does
+    not give (an mbarrier try-wait's retry is no such loop: the simulation waits at the try-wait)."""
     span = sass_loop.main_loop_span(code)
-    if not span:
+    if not span or any(not _spin(body) for body in sass_loop.inner_loop_bodies(code)):
         return []
     first, last = span
-    out, i, left = [], first, {}
-    while i <= last:
-        address, text = code[i]
-        if sass_loop.issued(text):
-            out.append(text)
-        m = sass_loop.BRANCH.match(text)
-        if m and m.group(1) and i < last:
-            target = int(m.group(1), 16)
-            if target <= address:  # a nested loop's back branch
-                left.setdefault(i, max(int(round(nested_repeats)), 1) - 1)
-                if left[i] > 0:
-                    left[i] -= 1
-                    i = next(j for j, (a, _) in enumerate(code) if a >= target)
-                    continue
-        i += 1
-    return out
+    return [text for _, text in code[first : last + 1] if sass_loop.issued(text)]
+
+
+def _spin(body):
+    """Whether a nested loop is an mbarrier try-wait and its retry branch."""
+    return all(sass_loop.opcode(t).startswith(("SYNCS.PHASECHK", "BRA")) for t in body)
 
 
 RATE_FORMS = {"fma": "ffma", "fp64": "dfma"}  # pipe -> pipe-peaks form of its rate
@@ -80,7 +73,8 @@ def _params(row, context):
 def schedule(row, context, tail):
     """The Schedule of one row (its ms: the busiest SM's block-k-tiles at the simulated rate), or
     None where the SASS, the pipe peaks' latencies and rates, the tiling or a launch fact is
-    missing, or the loop is one the simulation does not model (wgmma with TMA)."""
+    missing, where the loop is one the simulation does not model (executed_loop,
+    sm_simulation.unsupported), or where it did not finish (every warp waiting on the others)."""
     rates, pipe_latencies = machine_inputs(context)
     lat = latency_term.latencies(context)
     params = _params(row, context)
@@ -97,8 +91,8 @@ def schedule(row, context, tail):
         or not all(isinstance(x, int) and x > 0 for x in (bm, bn, bk))
     ):
         return None
-    body = sass_loop.main_loop_body(code)
-    if not body or any(sass_loop.opcode(t).startswith(UNSUPPORTED) for t in body):
+    body = executed_loop(code)
+    if not body or unsupported(body):
         return None
     blocks, grid, clock = (field_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
     hit, peak = field_number(row, "l2_read_hit_rate"), field_number(row, "smem_wavefronts_peak_per_cycle")
@@ -109,7 +103,6 @@ def schedule(row, context, tail):
     tiles, ktiles = math.ceil(m / bm) * math.ceil(n / bn), math.ceil(k / bk)
     resident = 1 if grid < tiles else max(1, min(int(blocks), math.ceil(grid / sms)))
     warps = int(warps)
-    body = executed_loop(code, _nested_repeats(row, code, warps * tiles * ktiles))
     # The chip's k-tile through L2 delays a k-tile's loads once: shared among its round trips.
     trips = max(1, latency_term.loop_waits(body).global_round_trips)
     burst = latency_term._burst_cycles(row, lat, tiles * ktiles, sms) / trips
@@ -130,11 +123,13 @@ def schedule(row, context, tail):
         wavefronts=_wavefronts(body, field_number(row, "smem_wavefronts") / (tiles * ktiles * warps)),
         stages=int(params.get("stages", 0)) if params.get("mbar") else 0,
     )
-    if not math.isfinite(out.cycles_per_block_ktile):
+    if not math.isfinite(out.cycles_per_block_ktile):  # every warp waiting: the simulation did not finish
         return None
     block_ktiles = tiles * ktiles / sms * tail
-    out.ms = block_ktiles * out.cycles_per_block_ktile / (clock * 1e3)
-    return out
+    # A copy: the simulation's result is cached, and the time is this row's.
+    return dataclasses.replace(
+        out, states=dict(out.states), ms=block_ktiles * out.cycles_per_block_ktile / (clock * 1e3)
+    )
 
 
 def _wavefronts(body, per_warp_iteration):
@@ -149,16 +144,3 @@ def _wavefronts(body, per_warp_iteration):
     if not total or not per_warp_iteration > 0:
         return {}
     return {i: w * per_warp_iteration / total for i, w in widths.items()}
-
-
-def _nested_repeats(row, code, warp_ktiles):
-    """How many times the loops nested in the main loop run per iteration: the global loads each
-    warp executed per k-tile (gld_requests) beyond the main loop's own, over the nested loops'
-    loads per pass (1 where a count is missing or nothing is nested)."""
-    inner = [b for b in sass_loop.inner_loop_bodies(code) if latency_term.loop_waits(b).loads]
-    if not inner:
-        return 1
-    executed = field_number(row, "gld_requests") / warp_ktiles
-    nested = sum(latency_term.loop_waits(b).loads for b in inner)
-    own = latency_term.loop_waits(sass_loop.main_loop_body(code)).loads - nested
-    return (executed - own) / nested if executed > 0 and nested else 1

@@ -24,8 +24,10 @@ The machine (one SM, every number from pipe_peaks.json beside the study):
                shared-memory load's after the shared-memory latency (constants and special
                registers too), a global load's after the L2 and DRAM latencies weighted by the
                row's L2 hit rate plus the wait for the chip's k-tile through L2 (latency.py)
-  pipes        per scheduler, the FMA, ALU, FP64 and tensor pipes each take one instruction per
-               1 / rate cycles (forms' and issue_rates' warp instructions per SM per clock over 4)
+  pipes        per scheduler, the ALU, FP64 and tensor pipes each take one instruction per
+               1 / rate cycles (forms' and issue_rates' warp instructions per SM per clock over 4);
+               the FMA pipe is two halves, each taking an instruction every other cycle: FFMA
+               goes to either, an integer multiply(-add) to the heavy half only
   shared       per SM, every LDS, LDSM, STS and LDGSTS holds the shared-memory pipe for its
                wavefronts (the row's smem_wavefronts per block and k-tile, shared among the loop's
                shared instructions in proportion to their widths) at the peak wavefronts per cycle
@@ -47,8 +49,15 @@ result; math_pipe_throttle: a busy pipe; mio_throttle: the busy shared-memory pi
 stage_wait: cp.async and mbarrier waits; not_selected: ready, another warp issued).
 
 What it leaves out: operand-collector and register-bank conflicts, the instruction cache,
-dual issue, the LSU's and L1's own queues, the memory system's queues beyond the L2 burst, and
-warp-specialised kernels (wgmma with TMA: no simulation)."""
+dual issue, the LSU's and L1's own queues, the memory system's queues beyond the L2 burst; the
+compiler's stall counts (the control codes cuobjdump does not print), which ncu counts as `wait`,
+so the simulated `wait` holds dependent results only; uniform registers, predicates and
+write-after-read hazards (only general registers' reads after writes are tracked); an
+instruction it does not know runs on the ALU pipe with its latency; predicated-off instructions
+run. It does not simulate (unsupported(), schedule.py): warp-specialised kernels (wgmma with
+TMA), MMA shapes and barrier forms without a measured rate or a model, cp.async waits on another
+scoreboard, try-waits it cannot place, loops nested in the k-tile loop; and a simulation in which
+every warp waits on the others does not finish (no time)."""
 
 import functools
 import math
@@ -56,7 +65,7 @@ import re
 from dataclasses import dataclass, field
 
 SCHEDULERS = 4
-KTILES = 16  # iterations simulated per warp; the first quarter is the pipeline's fill
+KTILES = 32  # iterations simulated per warp; the first quarter is the pipeline's fill
 REGISTER = re.compile(r"\bR(\d+)\b")
 PREDICATE = re.compile(r"^@!?U?P\w+\s+")
 STAGES = re.compile(r"SB0,\s*0x([0-9a-f]+)")
@@ -66,7 +75,13 @@ FP64 = {"DFMA", "DADD", "DMUL"}
 SHARED = {"LDS", "LDSM", "STS", "LDGSTS"}
 GLOBAL_LOADS = {"LDG", "LD"}
 SLOW_READS = {"LDC", "S2R", "S2UR", "CS2R", "ULDC"}  # served like a shared load (constant cache, special registers)
-UNSUPPORTED = ("HGMMA", "WARPGROUP", "UTMALDG", "UBLKCP", "UTMASTG")
+UNSUPPORTED = ("HGMMA", "WARPGROUP", "UTMALDG", "UBLKCP", "UTMASTG")  # warp-specialised wgmma with TMA
+# The FMA pipe is two halves (ncu's pipe_fmaheavy and pipe_fmalite), each taking a warp
+# instruction every other cycle: an FFMA goes to whichever is free, an integer multiply(-add) to
+# the heavy half only, so alone it issues at half the FFMA's rate (the Programming Guide's
+# throughput for compute capability 9.0: 64 results per clock per SM for 32-bit integer
+# multiply-add, 128 for FP32 FMA).
+INTEGER_MULTIPLY = ("IMAD", "IMUL")
 # The registers each operand of an MMA covers: D, A, B, C.
 MMA_WIDTHS = {"HMMA.1688": (4, 4, 2, 4), "DMMA.8x8x4": (4, 2, 2, 4), "DMMA.16x8x16": (8, 16, 8, 8)}
 MMA_FORMS = {"HMMA.1688": "hmma_tf32", "DMMA.8x8x4": "dmma_884", "DMMA.16x8x16": "dmma_16816"}
@@ -131,9 +146,9 @@ def _width(op, base, position):
     if base in FP64:
         return 2
     if position == 0 or base.startswith("ST"):
-        if ".128" in op or ".M88.4" in op:
+        if ".128" in op or "88.4" in op:  # LDSM .M88.4 and .MT88.4: four registers
             return 4
-        if ".64" in op or ".WIDE" in op or ".M88.2" in op or base == "CS2R":
+        if ".64" in op or ".WIDE" in op or "88.2" in op or base == "CS2R":
             return 2
     return 1
 
@@ -196,6 +211,27 @@ def decode(text):
     return Instruction(text, base, kind, reads, writes, MMA_FORMS.get(mma, ""))
 
 
+def unsupported(body):
+    """Why the simulation does not model a loop ('' where it does): warp-specialised wgmma with
+    TMA, an MMA shape or a barrier form it does not know, a cp.async wait on a scoreboard other
+    than the cp.async groups' (SB0), an mbarrier try-wait it cannot place."""
+    program = [decode(t) for t in body]
+    for ins in program:
+        op = PREDICATE.sub("", ins.text).split()[0]
+        if op.startswith(UNSUPPORTED):
+            return f"{op}: warp-specialised wgmma with TMA"
+        if ins.base in ("HMMA", "DMMA") and not ins.form:
+            return f"{op}: an MMA shape without a measured rate and latency"
+        if ins.base == "BAR" and not op.startswith("BAR.SYNC"):
+            return f"{op}: a barrier form other than BAR.SYNC"
+        if ins.kind == "depbar" and not STAGES.search(ins.text):
+            return f"{ins.text}: a wait on another scoreboard than the cp.async groups'"
+    roles = _wait_roles(program)
+    if any(ins.kind == "trywait" and i not in roles for i, ins in enumerate(program)):
+        return "an mbarrier try-wait neither after the loop's ARRIVES.LDGSTSBAR nor before its LDGSTS"
+    return ""
+
+
 # ----------------------------------------------------------------------------- the simulation
 
 
@@ -206,7 +242,8 @@ def simulate(body, machine, *, warps_per_block, blocks, wavefronts, stages=0, kt
     return _simulate(tuple(body), machine, warps_per_block, blocks, tuple(sorted(wavefronts.items())), stages, ktiles)
 
 
-PIPES = ("fma", "alu", "fp64", "tensor")
+PIPES = ("fma_heavy", "fma_lite", "alu", "fp64", "tensor")
+FMA_HALVES = (PIPES.index("fma_heavy"), PIPES.index("fma_lite"))
 S_SELECTED, S_NOT_SELECTED, S_BARRIER, S_STAGE, S_PIPE, S_MIO = (
     STATES.index(k) for k in ("selected", "not_selected", "barrier", "stage_wait", "math_pipe_throttle", "mio_throttle")
 )
@@ -218,7 +255,7 @@ class _Step:
 
     ins: Instruction
     operands: tuple  # registers it reads or writes
-    pipe: int  # index into PIPES, -1 for none
+    pipes: tuple  # indices into PIPES it may issue to (the free one first), () for none
     issue_interval: float  # cycles its pipe is held
     shared_cycles: float  # cycles the SM's shared pipe is held
     latency: int  # cycles until its result is ready
@@ -231,14 +268,20 @@ def _steps(program, machine, wavefronts):
     steps = []
     for i, ins in enumerate(program):
         k = ins.kind
-        pipe = PIPES.index(k) if k in PIPES else -1
-        rate = rates[ins.form] if k == "tensor" else rates.get(k)
+        if k == "fma":
+            pipes = FMA_HALVES[:1] if ins.base in INTEGER_MULTIPLY else FMA_HALVES
+            interval = 2.0 / rates["fma"]  # each half: every other cycle at the measured FFMA rate
+        elif k in PIPES:
+            pipes = (PIPES.index(k),)
+            interval = 1.0 / (rates[ins.form] if k == "tensor" else rates[k])
+        else:
+            pipes, interval = (), 0.0
         steps.append(
             _Step(
                 ins,
                 tuple(dict.fromkeys((*ins.reads, *ins.writes))),
-                pipe,
-                1.0 / rate if pipe >= 0 else 0.0,
+                pipes,
+                interval,
                 wavefronts.get(i, 0.0) / machine.shared_wavefronts_per_cycle if k == "shared" else 0.0,
                 _result_latency(ins, lat),
                 STATES.index(_dependency_state(k)),
@@ -273,6 +316,8 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
     last = [-1] * SCHEDULERS
     ends = [[] for _ in range(n)]
     states = [0] * len(STATES)
+    fill = n * ktiles // 4  # iterations completed before the steady state is measured
+    completed, states_at_fill = 0, None
     running = n
     t = 0
     by_scheduler = [[w for w in range(n) if w % SCHEDULERS == s] for s in range(SCHEDULERS)]
@@ -301,22 +346,20 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
                     continue
                 st = steps[pc[w]]
                 r = ready[w]
-                latest, first = 0.0, -1
+                latest, last_ready = 0.0, -1  # the operand ready last: the warp waits for it
                 for x in st.operands:
-                    if r[x] > t:
-                        if first < 0:
-                            first = x
-                        if r[x] > latest:
-                            latest = r[x]
-                if first >= 0:
-                    cycle[waited_as[w][first]] += 1
+                    if r[x] > latest:
+                        latest, last_ready = r[x], x
+                if latest > t:
+                    cycle[waited_as[w][last_ready]] += 1
                     if latest < soonest:
                         soonest = latest
                     continue
-                if st.pipe >= 0 and pipe_free[s][st.pipe] >= t + 1:  # busy through this whole cycle
+                pipe = min(st.pipes, key=pipe_free[s].__getitem__) if st.pipes else -1
+                if pipe >= 0 and pipe_free[s][pipe] >= t + 1:  # busy through this whole cycle
                     cycle[S_PIPE] += 1
-                    if pipe_free[s][st.pipe] - 1 < soonest:
-                        soonest = pipe_free[s][st.pipe] - 1
+                    if pipe_free[s][pipe] - 1 < soonest:
+                        soonest = pipe_free[s][pipe] - 1
                     continue
                 if st.shared_cycles and shared_free >= t + 1:
                     cycle[S_MIO] += 1
@@ -349,8 +392,8 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
                 cycle[S_SELECTED] += 1
                 last[s] = w
                 ins, k = st.ins, st.ins.kind
-                if st.pipe >= 0:
-                    pipe_free[s][st.pipe] = max(pipe_free[s][st.pipe], t) + st.issue_interval
+                if pipe >= 0:
+                    pipe_free[s][pipe] = max(pipe_free[s][pipe], t) + st.issue_interval
                 if k == "shared":
                     shared_free = max(shared_free, t) + st.shared_cycles
                     shared_user = s
@@ -386,12 +429,15 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
                 if pc[w] == length:
                     pc[w] = 0
                     iteration[w] += 1
+                    completed += 1
                     ends[w].append(t)
                     if iteration[w] == ktiles:  # it runs on, so that the others keep their company
                         running -= 1
         step = 1 if any_issued else max(1, math.ceil(soonest) - t) if soonest < math.inf else limit
         for i, count in enumerate(cycle):
             states[i] += count * step
+        if states_at_fill is None and completed >= fill:
+            states_at_fill = list(states)
         t += step
     if running:
         return Schedule(math.nan)
@@ -400,7 +446,7 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
     # one is done, so all of them compete throughout; the slope, unlike a window's two ends, is
     # not biased by where a period (cp.async stages go in pairs or threes) is cut.
     pooled = sorted(x for e in ends for x in e)
-    times = pooled[n * ktiles // 4 :]
+    times = pooled[fill:]
     if len(times) < 2:
         return Schedule(math.nan)
     mean_t, mean_i = sum(times) / len(times), (len(times) - 1) / 2
@@ -409,8 +455,10 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
     if not per_cycle > 0:
         return Schedule(math.nan)
     steady = warps_per_block / per_cycle
-    issued_total = states[S_SELECTED]
-    return Schedule(steady, {k: v / issued_total for k, v in zip(STATES, states)} if issued_total else {})
+    # The warp states over the same steady part.
+    steady_states = [v - f for v, f in zip(states, states_at_fill or [0] * len(STATES))]
+    issued_total = steady_states[S_SELECTED]
+    return Schedule(steady, {k: v / issued_total for k, v in zip(STATES, steady_states)} if issued_total else {})
 
 
 def _dependency_state(kind):
