@@ -9,7 +9,7 @@
 //   hmma_tf32   mma.sync m16n8k8 TF32, the accumulator carried                HMMA.1688.F32.TF32
 //   dmma_884    mma.sync m8n8k4 FP64, the accumulator carried                 DMMA.8x8x4
 //   dmma_16816  mma.sync m16n8k16 FP64, the accumulator carried               DMMA.16x8x16
-//               (compute capability 9.0 and later)
+//               (compute capability 9.0 and later, where the code was built for it)
 //
 // One warp alone on the GPU runs 64 of them per loop iteration; the loop's own counter and branch
 // do not depend on the chain, so they issue in its shadow. The ALU rate: 2 blocks of 512 threads
@@ -109,8 +109,7 @@ __device__ float chain(int iterations, float seed) {
       for (int u = 0; u < kChain; ++u) t::mma_f64_16x8x16(c, a, b);
     return float(c[0] + c[1] + c[2] + c[3]);
 #else
-    __trap();  // m16n8k16 FP64 is sm_90 code; the host reports a trap as a CUDA error
-    return 0.0f;
+    return seed;  // m16n8k16 FP64 is sm_90 code: built for less, the chain is empty (the host skips it)
 #endif
   }
 }
@@ -173,9 +172,12 @@ std::vector<InstructionLatency> measure_instruction_latencies(const DeviceInfo& 
       {"hmma_tf32", "HMMA.1688.F32.TF32", method, chain_cycles<Pipe::hmma_tf32>()},
       {"dmma_884", "DMMA.8x8x4", method, chain_cycles<Pipe::dmma_884>()},
   };
-  // m16n8k16 FP64 exists from compute capability 9.0 (its chain traps below, which no later
-  // CUDA call would survive): measured only where the GPU has it.
-  if (device.cc_major >= 9) out.push_back({"dmma_16816", "DMMA.16x8x16", method, chain_cycles<Pipe::dmma_16816>()});
+  // m16n8k16 FP64 exists from compute capability 9.0: measured only where the GPU has it and the
+  // chain was built for it (code built for an older target runs an empty chain on any GPU).
+  cudaFuncAttributes built{};
+  GEMM_CUDA_CHECK(cudaFuncGetAttributes(&built, dependent_chain<Pipe::dmma_16816>));
+  if (device.cc_major >= 9 && built.ptxVersion >= 90)
+    out.push_back({"dmma_16816", "DMMA.16x8x16", method, chain_cycles<Pipe::dmma_16816>()});
   return out;
 }
 

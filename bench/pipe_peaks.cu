@@ -8,8 +8,8 @@
 //   ffma          FFMA                          32 FMAs = 64 FLOP              32 (2 blocks of 512)
 //   dfma          DFMA                          64 FLOP                        32
 //   hmma_tf32     HMMA.1688.F32.TF32 (m16n8k8)  16*8*8 FMAs = 2048 FLOP        32
-//   dmma_884      DMMA.884 (m8n8k4)             8*8*4 FMAs = 512 FLOP          32
-//   dmma_16816    DMMA.16816 (m16n8k16)         16*8*16 FMAs = 4096 FLOP       16 (its registers)
+//   dmma_884      DMMA.8x8x4 (m8n8k4)             8*8*4 FMAs = 512 FLOP          32
+//   dmma_16816    DMMA.16x8x16 (m16n8k16)         16*8*16 FMAs = 4096 FLOP       16 (its registers)
 //   gmma_tf32     HGMMA.64x256x8.F32.TF32       64*256*8 FMAs per warpgroup,   8 (2 warpgroups)
 //                 (wgmma, B from shared memory)  a quarter per warp: 65536 FLOP
 //   gmma_tf32_n128  HGMMA.64x128x8.F32.TF32     half of that: 32768 FLOP       8
@@ -66,8 +66,8 @@ constexpr FormInfo info(Form f) {
     case Form::ffma: return {"ffma", "FFMA", 64, 512, 2, 64};
     case Form::dfma: return {"dfma", "DFMA", 64, 512, 2, 64};
     case Form::hmma_tf32: return {"hmma_tf32", "HMMA.1688.F32.TF32", 2048, 512, 2, 16};
-    case Form::dmma_884: return {"dmma_884", "DMMA.884", 512, 512, 2, 16};
-    case Form::dmma_16816: return {"dmma_16816", "DMMA.16816", 4096, 512, 1, 16};
+    case Form::dmma_884: return {"dmma_884", "DMMA.8x8x4", 512, 512, 2, 16};
+    case Form::dmma_16816: return {"dmma_16816", "DMMA.16x8x16", 4096, 512, 1, 16};
     case Form::gmma_tf32_n128: return {"gmma_tf32_n128", "HGMMA.64x128x8.F32.TF32", 32768, 256, 1, 8};
     case Form::gmma_tf32: return {"gmma_tf32", "HGMMA.64x256x8.F32.TF32", 65536, 256, 1, 8};
   }

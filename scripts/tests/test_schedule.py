@@ -198,3 +198,39 @@ def test_a_loop_is_simulated_as_a_full_tile_runs_it_or_refused():
     assert sm_simulation.unsupported(["DEPBAR.LE SB1, 0x1"])
     assert not sm_simulation.unsupported(loop)
     assert sm_simulation.decode("LDSM.16.MT88.4 R8, [R20]").writes == (8, 9, 10, 11)
+
+
+def test_a_waiting_warp_is_in_the_state_of_the_operand_it_waits_for_longest():
+    # The last FFMA reads R1 (an FFMA's result, 4 cycles) and R0 (a shared load's, 30): the warp
+    # waits for the shared load, whichever operand comes first.
+    loop = ["LDS R0, [R10]", "FFMA R1, R2, R3, R1", "FFMA R4, R1, R0, R4"]
+    states = sm_simulation.simulate(loop, MACHINE, warps_per_block=4, blocks=1, wavefronts={0: 1.0}).states
+    assert states["short_scoreboard"] > 5 * states["wait"]
+
+
+def test_the_warp_states_are_those_of_the_steady_part():
+    # One warp, DEPBAR.LE SB0, 0x1: every iteration issues its 3 instructions and then waits, in
+    # the steady part, the rest of 600 / 2 cycles (the first iterations, which do not wait, are
+    # the fill, outside it): (300 - 3) / 3 cycles of stage_wait per issued instruction.
+    loop = ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]", "LDGDEPBAR", "DEPBAR.LE SB0, 0x1"]
+    states = sm_simulation.simulate(loop, MACHINE, warps_per_block=1, blocks=1, wavefronts={0: 4.0}).states
+    assert states["stage_wait"] == pytest.approx((300 - 3) / 3, rel=0.05)
+
+
+def test_shared_wavefronts_follow_each_instructions_width_and_a_ring_without_a_depth_is_refused():
+    body = ["LDS R0, [R1]", "LDS.64 R2, [R1]", "LDSM.16.MT88.4 R4, [R1]", "STS.128 [R1], R8"]
+    assert schedule._wavefronts(body, 11.0) == {0: 1.0, 1: 2.0, 2: 4.0, 3: 4.0}
+    # A try-wait that is neither after the loop's ARRIVES.LDGSTSBAR nor before its LDGSTS.
+    stray = ["FFMA R0, R1, R2, R0", "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR13], R109"]
+    assert sm_simulation.unsupported(stray)
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_each_row_gets_its_own_schedule_from_the_cached_simulation():
+    from gemm_study.report.study_report import load_kernel_runs
+
+    context, kernel, _, _ = load_kernel_runs(STUDY)
+    row = kernel[(kernel["shape"] == "4096x4096x4096") & (kernel["family"] == "warptile")].iloc[0]
+    one, two = schedule.schedule(row, context, 1.0), schedule.schedule(row, context, 2.0)
+    assert one is not two and one.states is not two.states
+    assert two.ms == pytest.approx(2 * one.ms)  # the busiest SM's block-k-tiles scale with the tail

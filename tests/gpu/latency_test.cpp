@@ -61,7 +61,10 @@ TEST_F(LatencyLevels, L2ReadsOutrunDram) {
 TEST_F(LatencyLevels, EachPipesDependentLatencyIsAFewCycles) {
   std::map<std::string, double> cycles;
   for (const auto& l : gemm::bench::measure_instruction_latencies(device())) cycles[l.pipe] = l.cycles;
-  ASSERT_EQ(cycles.size(), device().cc_major >= 9 ? 6u : 5u);  // m16n8k16 FP64 from 9.0
+  ASSERT_GE(cycles.size(), 5u);  // m16n8k16 FP64 too where the GPU and the build have it
+  if (device().cc_major >= 9) {
+    EXPECT_EQ(cycles.size(), 6u);  // the tests are built for Hopper
+  }
   for (const char* pipe : {"fma", "alu"}) {
     EXPECT_GE(cycles[pipe], 2.0) << pipe;
     EXPECT_LE(cycles[pipe], 8.0) << pipe;

@@ -10,7 +10,15 @@ import math
 
 from gemm_study.analysis import latency as latency_term  # the global latency, its burst, the loop's loads
 from gemm_study.analysis import sass_loop
-from gemm_study.analysis.sm_simulation import MMA_FORMS, SCHEDULERS, SHARED, Machine, simulate, unsupported
+from gemm_study.analysis.sm_simulation import (
+    MMA_FORMS,
+    SCHEDULERS,
+    SHARED,
+    Machine,
+    access_words,
+    simulate,
+    unsupported,
+)
 from gemm_study.data.results import field_number, sm_count
 
 
@@ -94,6 +102,9 @@ def schedule(row, context, tail):
     body = executed_loop(code)
     if not body or unsupported(body):
         return None
+    stages = int(params.get("stages", 0)) if params.get("mbar") else 0
+    if not stages and any(sass_loop.opcode(t).startswith("SYNCS.PHASECHK") for t in body):
+        return None  # an mbarrier ring whose depth the variant does not give
     blocks, grid, clock = (field_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
     hit, peak = field_number(row, "l2_read_hit_rate"), field_number(row, "smem_wavefronts_peak_per_cycle")
     warps = latency_term._warps_per_block(row, context)
@@ -121,7 +132,7 @@ def schedule(row, context, tail):
         warps_per_block=warps,
         blocks=resident,
         wavefronts=_wavefronts(body, field_number(row, "smem_wavefronts") / (tiles * ktiles * warps)),
-        stages=int(params.get("stages", 0)) if params.get("mbar") else 0,
+        stages=stages,
     )
     if not math.isfinite(out.cycles_per_block_ktile):  # every warp waiting: the simulation did not finish
         return None
@@ -139,7 +150,7 @@ def _wavefronts(body, per_warp_iteration):
     for i, text in enumerate(body):
         op = sass_loop.opcode(text)
         if op.split(".")[0] in SHARED:
-            widths[i] = 4 if (".128" in op or ".M88.4" in op) else 2 if (".64" in op or ".M88.2" in op) else 1
+            widths[i] = access_words(op)
     total = sum(widths.values())
     if not total or not per_warp_iteration > 0:
         return {}

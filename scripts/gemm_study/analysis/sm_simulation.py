@@ -52,7 +52,8 @@ What it leaves out: operand-collector and register-bank conflicts, the instructi
 dual issue, the LSU's and L1's own queues, the memory system's queues beyond the L2 burst; the
 compiler's stall counts (the control codes cuobjdump does not print), which ncu counts as `wait`,
 so the simulated `wait` holds dependent results only; uniform registers, predicates and
-write-after-read hazards (only general registers' reads after writes are tracked); an
+write-after-read hazards (an instruction waits only for general registers it reads or writes
+that a pending instruction writes); an
 instruction it does not know runs on the ALU pipe with its latency; predicated-off instructions
 run. It does not simulate (unsupported(), schedule.py): warp-specialised kernels (wgmma with
 TMA), MMA shapes and barrier forms without a measured rate or a model, cp.async waits on another
@@ -83,8 +84,9 @@ UNSUPPORTED = ("HGMMA", "WARPGROUP", "UTMALDG", "UBLKCP", "UTMASTG")  # warp-spe
 # multiply-add, 128 for FP32 FMA).
 INTEGER_MULTIPLY = ("IMAD", "IMUL")
 # The registers each operand of an MMA covers: D, A, B, C.
-MMA_WIDTHS = {"HMMA.1688": (4, 4, 2, 4), "DMMA.8x8x4": (4, 2, 2, 4), "DMMA.16x8x16": (8, 16, 8, 8)}
-MMA_FORMS = {"HMMA.1688": "hmma_tf32", "DMMA.8x8x4": "dmma_884", "DMMA.16x8x16": "dmma_16816"}
+# (the full shape and type: an HMMA.1688 of another type has another rate, and is refused)
+MMA_WIDTHS = {"HMMA.1688.F32.TF32": (4, 4, 2, 4), "DMMA.8x8x4": (4, 2, 2, 4), "DMMA.16x8x16": (8, 16, 8, 8)}
+MMA_FORMS = {"HMMA.1688.F32.TF32": "hmma_tf32", "DMMA.8x8x4": "dmma_884", "DMMA.16x8x16": "dmma_16816"}
 STATES = (
     "selected",
     "not_selected",
@@ -146,11 +148,17 @@ def _width(op, base, position):
     if base in FP64:
         return 2
     if position == 0 or base.startswith("ST"):
-        if ".128" in op or "88.4" in op:  # LDSM .M88.4 and .MT88.4: four registers
-            return 4
-        if ".64" in op or ".WIDE" in op or "88.2" in op or base == "CS2R":
-            return 2
+        words = access_words(op)
+        return 2 if words == 1 and (".WIDE" in op or base == "CS2R") else words
     return 1
+
+
+def access_words(op):
+    """32-bit words per thread a load or store moves: 4 for .128 and LDSM's four matrices (.M88.4,
+    .MT88.4), 2 for .64 and two matrices, else 1."""
+    if ".128" in op or "88.4" in op:
+        return 4
+    return 2 if ".64" in op or "88.2" in op else 1
 
 
 def _registers(operand, width):
@@ -220,10 +228,10 @@ def unsupported(body):
         op = PREDICATE.sub("", ins.text).split()[0]
         if op.startswith(UNSUPPORTED):
             return f"{op}: warp-specialised wgmma with TMA"
-        if ins.base in ("HMMA", "DMMA") and not ins.form:
-            return f"{op}: an MMA shape without a measured rate and latency"
-        if ins.base == "BAR" and not op.startswith("BAR.SYNC"):
-            return f"{op}: a barrier form other than BAR.SYNC"
+        if ins.base in ("HMMA", "DMMA", "IMMA") and not ins.form:
+            return f"{op}: an MMA shape or type without a measured rate and latency"
+        if ins.base == "BAR" and (not op.startswith("BAR.SYNC") or "," in ins.text):
+            return f"{ins.text}: a barrier form other than BAR.SYNC of the whole block"
         if ins.kind == "depbar" and not STAGES.search(ins.text):
             return f"{ins.text}: a wait on another scoreboard than the cp.async groups'"
     roles = _wait_roles(program)
@@ -255,7 +263,7 @@ class _Step:
 
     ins: Instruction
     operands: tuple  # registers it reads or writes
-    pipes: tuple  # indices into PIPES it may issue to (the free one first), () for none
+    pipes: tuple  # indices into PIPES it may issue to (the one free soonest is taken), () for none
     issue_interval: float  # cycles its pipe is held
     shared_cycles: float  # cycles the SM's shared pipe is held
     latency: int  # cycles until its result is ready
