@@ -62,8 +62,6 @@ LEVELS = ("shared", "l2", "dram", "barrier")
 # LDGSTS, cp.async, and LDGDEPBAR are not waited for where they are issued).
 LOAD = re.compile(r"^(?:LDG|LD)(?:\.|$)")
 BARRIER = re.compile(r"^BAR\.(?:SYNC|RED)")
-REGISTER = re.compile(r"\bR(\d+)\b")
-PREDICATE = re.compile(r"^@!?U?P\w+\s+")
 
 
 def latencies(context):
@@ -79,15 +77,6 @@ def latencies(context):
     return {k: float(found[k]) for k in keys} if ok else {}
 
 
-def _registers(operand, width=1):
-    return {int(r) + i for r in REGISTER.findall(operand) for i in range(width)}
-
-
-def _width(op):
-    """Registers a load writes: LDG.E.128 four, .64 two, else one."""
-    return 4 if ".128" in op else 2 if ".64" in op else 1
-
-
 @dataclass(frozen=True)
 class LoopWaits:
     global_round_trips: int
@@ -100,21 +89,19 @@ def loop_waits(body):
     closes at the first instruction that reads (or stores) a register one of its loads writes."""
     trips, pending, barriers, loads = 0, set(), 0, 0
     for text in body:
-        line = PREDICATE.sub("", text)
-        op, _, rest = line.partition(" ")
-        operands = [o.strip() for o in rest.rstrip(" ;").split(",")] if rest else []
+        op, operands = sass_loop.operands(text)
         if BARRIER.match(op):
             barriers += 1
-        read = set().union(*(_registers(o) for o in operands[1:])) if len(operands) > 1 else set()
+        read = {r for o in operands[1:] for r in sass_loop.registers(o)}
         if LOAD.match(op):
             if pending & read:  # its address is a pending load's value: the next round trip
                 pending = set()
             loads += 1
             trips += not pending
-            pending |= _registers(operands[0], _width(op)) if operands else set()
+            pending |= set(sass_loop.registers(operands[0], sass_loop.access_words(op))) if operands else set()
             continue
         if op.startswith("ST") and operands:
-            read |= _registers(operands[-1], _width(op))
+            read |= set(sass_loop.registers(operands[-1], sass_loop.access_words(op)))
         if pending & read:
             pending = set()
     return LoopWaits(trips, barriers, loads)

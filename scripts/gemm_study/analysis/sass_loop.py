@@ -9,11 +9,33 @@ import re
 MATH = re.compile(r"^(FFMA|DFMA|HMMA|DMMA|HGMMA)\b")
 BRANCH = re.compile(r"^(?:@!?U?P\w+\s+)?BRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))")
 SHOWN = 5  # opcodes named per step, the largest changes first
+PREDICATE = re.compile(r"^@!?U?P\w+\s+")  # a guard: @P0, @!UP1
+REGISTER = re.compile(r"\bR(\d+)\b")  # a general register (not RZ, not a uniform UR)
 
 
 def opcode(text):
     """The opcode with its modifiers, without the predicate: 'LDS.128'."""
-    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
+    return PREDICATE.sub("", text).split()[0]
+
+
+def operands(text):
+    """(opcode with modifiers, [operand texts]) of one instruction, the predicate dropped."""
+    op, _, rest = PREDICATE.sub("", text).partition(" ")
+    return op, [o.strip() for o in rest.rstrip(" ;").split(",")] if rest else []
+
+
+def registers(operand, width=1):
+    """The general registers an operand names, each with the `width` - 1 that follow it (a 64-bit
+    or 128-bit value spans consecutive registers)."""
+    return tuple(int(r) + i for r in REGISTER.findall(operand) for i in range(width))
+
+
+def access_words(op):
+    """32-bit words per thread a load or store moves: 4 for .128 and LDSM's four matrices (.M88.4,
+    .MT88.4), 2 for .64 and two matrices, else 1."""
+    if ".128" in op or "88.4" in op:
+        return 4
+    return 2 if ".64" in op or "88.2" in op else 1
 
 
 def issued(text):

@@ -15,7 +15,6 @@ from gemm_study.analysis.sm_simulation import (
     SCHEDULERS,
     SHARED,
     Machine,
-    access_words,
     simulate,
     unsupported,
 )
@@ -150,7 +149,7 @@ def _wavefronts(body, per_warp_iteration):
     for i, text in enumerate(body):
         op = sass_loop.opcode(text)
         if op.split(".")[0] in SHARED:
-            widths[i] = access_words(op)
+            widths[i] = sass_loop.access_words(op)
     total = sum(widths.values())
     if not total or not per_warp_iteration > 0:
         return {}

@@ -65,10 +65,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from gemm_study.analysis import sass_loop
+
 SCHEDULERS = 4
 KTILES = 32  # iterations simulated per warp; the first quarter is the pipeline's fill
-REGISTER = re.compile(r"\bR(\d+)\b")
-PREDICATE = re.compile(r"^@!?U?P\w+\s+")
 STAGES = re.compile(r"SB0,\s*0x([0-9a-f]+)")
 
 FMA = {"FFMA", "FMUL", "FADD", "IMAD", "IMUL", "HFMA2", "HMUL2", "HADD2"}
@@ -148,29 +148,15 @@ def _width(op, base, position):
     if base in FP64:
         return 2
     if position == 0 or base.startswith("ST"):
-        words = access_words(op)
+        words = sass_loop.access_words(op)
         return 2 if words == 1 and (".WIDE" in op or base == "CS2R") else words
     return 1
 
 
-def access_words(op):
-    """32-bit words per thread a load or store moves: 4 for .128 and LDSM's four matrices (.M88.4,
-    .MT88.4), 2 for .64 and two matrices, else 1."""
-    if ".128" in op or "88.4" in op:
-        return 4
-    return 2 if ".64" in op or "88.2" in op else 1
-
-
-def _registers(operand, width):
-    return tuple(int(r) + i for r in REGISTER.findall(operand) for i in range(width))
-
-
 def decode(text):
     """The Instruction of one SASS line."""
-    line = PREDICATE.sub("", text)
-    op, _, rest = line.partition(" ")
+    op, operands = sass_loop.operands(text)
     base = op.split(".")[0]
-    operands = [o.strip() for o in rest.rstrip(" ;").split(",")] if rest else []
     no_destination = base.startswith("ST") or base in (
         "LDGSTS",
         "BAR",
@@ -182,11 +168,13 @@ def decode(text):
     )
     if no_destination:
         last = len(operands) - 1
-        reads = sum((_registers(o, _width(op, base, 1) if k == last else 1) for k, o in enumerate(operands)), ())
+        reads = sum(
+            (sass_loop.registers(o, _width(op, base, 1) if k == last else 1) for k, o in enumerate(operands)), ()
+        )
         writes = ()
     else:
-        writes = _registers(operands[0], _width(op, base, 0)) if operands else ()
-        reads = sum((_registers(o, _width(op, base, k)) for k, o in enumerate(operands[1:], 1)), ())
+        writes = sass_loop.registers(operands[0], _width(op, base, 0)) if operands else ()
+        reads = sum((sass_loop.registers(o, _width(op, base, k)) for k, o in enumerate(operands[1:], 1)), ())
     mma = _mma(op)
     if mma:
         kind = "tensor"
@@ -225,7 +213,7 @@ def unsupported(body):
     than the cp.async groups' (SB0), an mbarrier try-wait it cannot place."""
     program = [decode(t) for t in body]
     for ins in program:
-        op = PREDICATE.sub("", ins.text).split()[0]
+        op = sass_loop.opcode(ins.text)
         if op.startswith(UNSUPPORTED):
             return f"{op}: warp-specialised wgmma with TMA"
         if ins.base in ("HMMA", "DMMA", "IMMA") and not ins.form:
