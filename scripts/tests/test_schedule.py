@@ -34,7 +34,7 @@ MACHINE = sm_simulation.Machine(
 )
 
 
-def _cycles(body, warps=4, blocks=1, wavefronts=None, stages=0, ktiles=sm_simulation.KTILES):
+def _cycles(body, warps=4, blocks=1, wavefronts=None, stages=0, ktiles=None):
     return sm_simulation.simulate(
         body, MACHINE, warps_per_block=warps, blocks=blocks, wavefronts=wavefronts or {}, stages=stages, ktiles=ktiles
     ).cycles_per_block_ktile
@@ -234,3 +234,31 @@ def test_each_row_gets_its_own_schedule_from_the_cached_simulation():
     one, two = schedule.schedule(row, context, 1.0), schedule.schedule(row, context, 2.0)
     assert one is not two and one.states is not two.states
     assert two.ms == pytest.approx(2 * one.ms)  # the busiest SM's block-k-tiles scale with the tail
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_a_long_loop_settles_in_the_fewer_iterations_it_is_given():
+    """The tuned FP32 rung's loop (2,263 instructions, 16 warps on an SM) gets the fewest
+    iterations; its rate must be that of 32 iterations within 2%."""
+    from gemm_study.report.study_report import load_kernel_runs
+
+    context, kernel, _, _ = load_kernel_runs(STUDY)
+    row = kernel[
+        (kernel["shape"] == "4096x4096x4096") & (kernel["family"] == "tuned") & (kernel["precision"] == "fp32")
+    ]
+    calls = []
+
+    def recording(body, machine, **kw):
+        calls.append((body, machine, kw))
+        return sm_simulation.simulate(body, machine, **kw)
+
+    original = schedule.simulate
+    schedule.simulate = recording
+    try:
+        short = schedule.schedule(row.iloc[0], context, 1.0)
+    finally:
+        schedule.simulate = original
+    body, machine, kw = calls[0]
+    assert sm_simulation.iterations(kw["warps_per_block"] * kw["blocks"], len(body)) == sm_simulation.MIN_KTILES
+    full = sm_simulation.simulate(body, machine, **{**kw, "ktiles": sm_simulation.KTILES})
+    assert short.cycles_per_block_ktile == pytest.approx(full.cycles_per_block_ktile, rel=0.02)
