@@ -122,8 +122,9 @@ Verification verify_once(const BenchCase& c, Workspace& ws, cudaStream_t stream,
   NvtxRange range{kVerifyRange};
   if (v.backend == Backend::cpu) {
     const auto& reference = reference_for(ws, stream);
+    const Operands ops = operands_for(ws, v, stream);  // makes the host buffers
     fill_poison(v.precision, ws.host_c.data(), ws.elements_c());
-    v.run(operands_for(ws, v, stream), stream);
+    v.run(ops, stream);
     return verify(v.precision, ws.host_c.data(), reference, tolerance);
   }
   const double* reference = device_reference_for(ws, stream);
@@ -146,6 +147,7 @@ std::function<void()> timed_work(const BenchCase& c, Workspace& ws, cudaStream_t
   const Variant& v = *c.variant;
   const Operands ops = operands_for(ws, v, stream);
   if (!c.end_to_end) return [&v, ops, stream] { v.run(ops, stream); };
+  host_buffers_for(ws);  // the copies' host side
   return [&v, &ws, ops, stream] {
     GEMM_CUDA_CHECK(cudaMemcpyAsync(ws.dev_a.get(), ws.host_a.data(), ws.bytes_a(),
                                     cudaMemcpyHostToDevice, stream));
@@ -495,13 +497,14 @@ Registration register_study(const StudyContext& ctx) {
 
   for (const auto& shape : o.shapes) {
     for (Precision p : o.precisions) {
-      for (const auto& v : all_variants()) {
-        if (!selected(v, p, ctx)) continue;
-        add(v, shape, false);
-      }
-      if (!o.end_to_end || o.cpu_only) continue;
+      std::vector<std::pair<const Variant*, bool>> group;  // (variant, end to end)
       for (const auto& v : all_variants())
-        if (v.has_tag(tag::e2e) && selected(v, p, ctx)) add(v, shape, true);
+        if (selected(v, p, ctx)) group.emplace_back(&v, false);
+      if (o.end_to_end && !o.cpu_only)
+        for (const auto& v : all_variants())
+          if (v.has_tag(tag::e2e) && selected(v, p, ctx)) group.emplace_back(&v, true);
+      if (o.reversed_order) std::reverse(group.begin(), group.end());
+      for (const auto& [v, end_to_end] : group) add(*v, shape, end_to_end);
     }
   }
   return reg;

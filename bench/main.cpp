@@ -82,6 +82,7 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
                             "sample; gemm_e2e benchmarks include the host-device copies; cpu_serial "
                             "is host time");
     benchmark::AddCustomContext("host_memory", ctx.options.pinned_host ? "pinned" : "pageable");
+    benchmark::AddCustomContext("order", ctx.options.reversed_order ? "reversed" : "listed");
     benchmark::AddCustomContext("l2_state", ctx.options.flush_l2 ? "cold" : "warm");
     benchmark::AddCustomContext("l2_state_detail",
                                 ctx.options.flush_l2

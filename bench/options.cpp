@@ -204,6 +204,12 @@ const std::vector<Flag>& flags() {
            throw OptionError("--host-memory: expected pinned or pageable, got '" + v + "'");
          o.pinned_host = v == "pinned";
        }},
+      {"--order", true,
+       [](Options& o, const std::string& v) {
+         if (v != "listed" && v != "reversed")
+           throw OptionError("--order: expected listed or reversed, got '" + v + "'");
+         o.reversed_order = v == "reversed";
+       }},
       {"--metrics", true,
        [](Options& o, const std::string& v) { append(o.extra_metrics, parse_metrics(v)); }},
       {"--counter-metrics", true,
@@ -479,6 +485,10 @@ Options (before or among the --benchmark_* flags):
   --host-memory=pinned|pageable  the host side of the e2e copies (default pinned: the DMA
                             engines' speed; pageable, as the write-ups' malloc, adds the host's
                             copy into the driver's staging buffer, which varies run to run)
+  --order=listed|reversed   the benchmarks of each shape in the registry's order (default) or
+                            the reverse: a benchmark's clock depends on the power its
+                            predecessors drew, so a comparison of kernels runs both orders
+                            and takes each kernel's median over the runs (tune_shapes.sh)
   --flush-l2                flush L2 before every timed iteration (default: warm L2)
   --min-samples=N           samples per benchmark at least (default 5); a sample is a batch of
                             launches lasting about 1 ms (one launch for longer kernels)

@@ -36,6 +36,9 @@ struct Options {
   bool pinned_host = true;                          // --host-memory=pinned|pageable: the
                                                     // host buffers of the e2e copies
   bool list = false;                                // --list: variants and skips, no run
+  bool reversed_order = false;                      // --order=listed|reversed: the variants
+                                                    // of each shape in the registry's order
+                                                    // or the reverse
   std::vector<std::string> tags;                    // --tags=a,b: variants with any of them
                                                     // (empty: all but tag "tuning"; "all": all)
   // Samples per benchmark: --min-samples, --min-time, --max-time, --ci (sampling.h).

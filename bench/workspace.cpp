@@ -83,34 +83,48 @@ Workspace& workspace_for(Precision p, const GemmShape& s, std::uint64_t seed_bas
   ws->precision = p;
   ws->shape = s;
   ws->on_device = on_device;
+  ws->pin_host = on_device && pinned_host;
   ws->seed = seed_base ^ (std::uint64_t(s.m) * 0x9E3779B97F4A7C15ull) ^
              (std::uint64_t(s.n) << 21) ^ (std::uint64_t(s.k) << 42) ^
              (p == Precision::fp64 ? 0x5555ull : 0ull);
-  ws->host_a.resize(ws->bytes_a());
-  ws->host_b.resize(ws->bytes_b());
-  ws->host_c.resize(ws->bytes_c());
-  fill_random(p, ws->host_a.data(), std::size_t(s.m * s.k), ws->seed);
-  fill_random(p, ws->host_b.data(), std::size_t(s.k * s.n), ws->seed + 1);
-  if (on_device && pinned_host)
-    for (auto* host : {&ws->host_a, &ws->host_b, &ws->host_c})
-      ws->pinned.emplace_back(host->data(), host->size());
   if (on_device) {
     ws->dev_a = DeviceBuffer(ws->bytes_a());
     ws->dev_b = DeviceBuffer(ws->bytes_b());
     ws->dev_c = DeviceBuffer(ws->bytes_c());
-    GEMM_CUDA_CHECK(cudaMemcpy(ws->dev_a.get(), ws->host_a.data(), ws->bytes_a(),
-                               cudaMemcpyHostToDevice));
-    GEMM_CUDA_CHECK(cudaMemcpy(ws->dev_b.get(), ws->host_b.data(), ws->bytes_b(),
-                               cudaMemcpyHostToDevice));
+    fill_random_on_device(p, ws->dev_a.get(), std::size_t(s.m * s.k), ws->seed, nullptr);
+    fill_random_on_device(p, ws->dev_b.get(), std::size_t(s.k * s.n), ws->seed + 1, nullptr);
+    GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  } else {
+    ws->host_a.resize(ws->bytes_a());
+    ws->host_b.resize(ws->bytes_b());
+    ws->host_c.resize(ws->bytes_c());
+    fill_random(p, ws->host_a.data(), std::size_t(s.m * s.k), ws->seed);
+    fill_random(p, ws->host_b.data(), std::size_t(s.k * s.n), ws->seed + 1);
   }
   in_use.push_back(std::move(ws));
   return *in_use.back();
 }
 
 
+void host_buffers_for(Workspace& ws) {
+  if (!ws.host_c.empty() || ws.bytes_c() == 0) return;
+  ws.host_a.resize(ws.bytes_a());
+  ws.host_b.resize(ws.bytes_b());
+  ws.host_c.resize(ws.bytes_c());
+  if (ws.on_device) {
+    GEMM_CUDA_CHECK(cudaMemcpy(ws.host_a.data(), ws.dev_a.get(), ws.bytes_a(), cudaMemcpyDeviceToHost));
+    GEMM_CUDA_CHECK(cudaMemcpy(ws.host_b.data(), ws.dev_b.get(), ws.bytes_b(), cudaMemcpyDeviceToHost));
+  }
+  if (ws.pin_host)
+    for (auto* host : {&ws.host_a, &ws.host_b, &ws.host_c})
+      ws.pinned.emplace_back(host->data(), host->size());
+}
+
 Operands operands_for(Workspace& ws, const Variant& v, cudaStream_t stream) {
-  if (v.backend == Backend::cpu)
+  if (v.backend == Backend::cpu) {
+    host_buffers_for(ws);
     return {ws.host_a.data(), ws.host_b.data(), ws.host_c.data(), ws.shape};
+  }
   Operands ops{ws.dev_a.get(), ws.dev_b.get(), ws.dev_c.get(), ws.shape};
   const std::size_t bytes = v.workspace_bytes(ws.shape);
   if (bytes == 0) return ops;

@@ -51,9 +51,13 @@ struct Workspace {
   GemmShape shape;
   std::uint64_t seed = 0;
   bool on_device = false;
+  bool pin_host = false;  // page-lock the host buffers once they exist (--host-memory=pinned)
+  // On the host: made with the workspace. With a GPU the inputs are made on the device, and the
+  // host buffers exist only once host_buffers_for() made them (CPU variants, end-to-end copies):
+  // most runs never need them, and copying gigabytes back would cost what the GPU saved.
   std::vector<unsigned char> host_a, host_b, host_c;
   DeviceBuffer dev_a, dev_b, dev_c;
-  // The host buffers page-locked (--host-memory=pinned), released before the buffers are.
+  // The host buffers page-locked (pin_host), released before the buffers are.
   std::vector<HostRegistration> pinned;
   std::vector<double> reference;  // empty until first needed
   DeviceBuffer dev_reference;     // with a GPU: the reference where it is computed
@@ -70,10 +74,14 @@ struct Workspace {
 
 // The workspace for (p, shape), reused while the shape stays the same (one per precision); a new
 // shape frees the others first. Inputs are random in [-1, 1) from seed_base mixed with the shape
-// and precision, so a workspace made again holds the same inputs. `pinned_host`: page-lock the
-// host buffers (on a device only).
+// and precision (fill_random), so a workspace made again holds the same inputs, on the host or
+// the device alike. `pinned_host`: page-lock the host buffers (on a device only).
 Workspace& workspace_for(Precision p, const GemmShape& shape, std::uint64_t seed_base,
                          bool on_device, bool pinned_host = false);
+
+// The host buffers of a device workspace, made on first use: A and B copied back from the
+// device (the same values the host would generate), C allocated. A host workspace has them.
+void host_buffers_for(Workspace& ws);
 
 // Operands of `v` on this workspace: the host buffers for a CPU variant, the device buffers
 // otherwise, with the device scratch the variant needs at this shape (allocated here, never in a

@@ -50,8 +50,12 @@ Verification verify_on_device(Precision p, const void* c, const double* referenc
 // max_rel_err and the verdict from the sums (max_abs_err, max_abs_ref, unwritten, tolerance).
 Verification finish_verification(Verification v);
 
-// Fills with uniform values in [-1, 1) from the given seed; never zeros.
+// Fills with uniform values in [-1, 1) from the given seed (FP32: rounded, so 1.0f occurs);
+// never zeros. Element i is a function of (seed, i) alone (reference/random_inputs.h).
 void fill_random(Precision p, void* data, std::size_t count, std::uint64_t seed);
+// The same values, written by the GPU into device memory (asynchronous on `stream`).
+void fill_random_on_device(Precision p, void* data, std::size_t count, std::uint64_t seed,
+                           cudaStream_t stream);
 // Fills with quiet NaN so an element the kernel never writes fails verification.
 void fill_poison(Precision p, void* data, std::size_t count);
 

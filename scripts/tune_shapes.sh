@@ -12,13 +12,18 @@
 # Candidates: the kernels for shapes that take their K split from the device (gemv ks:0,
 # split_k and split_k_mma slices:0, stream_k), the tuned rung, and the tensor rungs'
 # representatives; not the fixed-split tuning instances (tag tuning: run them by hand to study a
-# shape). One gemm-bench run per precision (FP32 holds the FP32 and TF32 arithmetics), each a few
-# minutes on an H100: no counters, no end-to-end copies, every shape in its burst state (the
-# anchors too, in the same run).
+# shape). Two gemm-bench runs per precision (FP32 holds the FP32 and TF32 arithmetics), about a
+# minute each on an H100: no counters, no end-to-end copies, every shape as a burst (the anchors
+# too, in the same run). The runs differ in order: each shape's benchmarks as listed, then
+# reversed. Back to back, a kernel's clock depends on the power its predecessors drew (an H100
+# at its power cap moves between 1.4 and 1.98 GHz within a shape's second of runs), and the
+# dispatchers come last in the listed order; the tools take every kernel's median over both
+# runs, in which its place averages out.
 #
 # Environment: GEMM_BENCH (default build/bench/gemm-bench), TUNE_SUITE (default all),
-# TUNE_OUT_DIR (the JSON files, default build). --from-json skips the runs and only regenerates
-# the table from existing JSON files (e.g. ones sent back from the GPU host).
+# TUNE_OUT_DIR (the JSON files tune_shapes_<precision>_<order>.json, default build),
+# TUNE_ORDERS (default "listed reversed"). --from-json skips the runs and only regenerates the
+# table from existing JSON files (e.g. ones sent back from the GPU host).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -49,13 +54,15 @@ else
   families+='|auto|auto_tf32'
   heldout=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/tests/heldout_shapes.txt" | tr -d ' ' | paste -sd,)
   for precision in fp32 fp64; do
-    json="$dir/tune_shapes_$precision.json"
-    "$bench" --suite="$suite" --shapes="$heldout" --precisions="$precision" \
-      --tags=reference,ladder,tensor_core,shapes,dispatch \
-      --benchmark_filter="^gemm/$precision/($families)/" \
-      --counters=off --end-to-end=off --sustained-from=off \
-      --benchmark_out="$json" --benchmark_out_format=json "${passthrough[@]}"
-    files+=("$json")
+    for order in ${TUNE_ORDERS:-listed reversed}; do
+      json="$dir/tune_shapes_${precision}_$order.json"
+      "$bench" --suite="$suite" --shapes="$heldout" --precisions="$precision" \
+        --tags=reference,ladder,tensor_core,shapes,dispatch \
+        --benchmark_filter="^gemm/$precision/($families)/" \
+        --counters=off --end-to-end=off --sustained-from=off --order="$order" \
+        --benchmark_out="$json" --benchmark_out_format=json "${passthrough[@]}"
+      files+=("$json")
+    done
   done
 fi
 # The project's Python (scripts/bootstrap) where it exists: the tools need numpy.

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 
 #include "reference.h"
 #include "tags.h"
@@ -84,19 +83,6 @@ Verification finish_verification(Verification v) {
   if (v.unwritten > 0) v.max_rel_err = std::numeric_limits<double>::infinity();
   v.passed = v.unwritten == 0 && v.max_rel_err <= v.tolerance;
   return v;
-}
-
-void fill_random(Precision p, void* data, std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (std::size_t i = 0; i < count; ++i) {
-    double x = dist(gen);
-    if (x == 0.0) x = 0.5;  // zeros hide unwritten outputs and wrong indexing
-    if (p == Precision::fp32)
-      static_cast<float*>(data)[i] = float(x);
-    else
-      static_cast<double*>(data)[i] = x;
-  }
 }
 
 void fill_poison(Precision p, void* data, std::size_t count) {

@@ -286,3 +286,31 @@ def test_auto_report_writes_the_page_and_exits_1_when_a_target_fails(tmp_path, c
     assert cli.main([str(path), "--out", str(tmp_path / "auto.md")]) == 1
     page = (tmp_path / "auto.md").read_text()
     assert page.startswith("# `auto`") and "| tuned | rule |" in page
+
+
+def test_runs_in_both_orders_give_every_time_as_the_median_over_them(tmp_path):
+    from gemm_study.cli import auto_report as cli
+    from gemm_study.tuning import auto_report
+
+    # The listed run timed auto last, throttled (0.040); the reversed one first (0.030). Its
+    # time is the median (mean) of the two, as the candidates' are: 0.035 against gemv's 0.031.
+    listed = [
+        bench("gemv/ks:0", 0.030),
+        bench("cublas", 0.030, tags=("reference",)),
+        auto_bench(0.040, "gemv/ks:0", "table"),
+    ]
+    reversed_ = [
+        auto_bench(0.030, "gemv/ks:0", "table"),
+        bench("cublas", 0.032, tags=("reference",)),
+        bench("gemv/ks:0", 0.032),
+    ]
+    [row] = [r for r in auto_report.rows(listed + reversed_, set()) if r.arithmetic == "fp32"]
+    assert row.auto_ms == pytest.approx(0.035) and row.best_ms == pytest.approx(0.031)
+    assert row.anchor_ms == pytest.approx(0.031) and row.picked == "gemv/ks:0"
+    paths = []
+    for order, entries in (("listed", listed), ("reversed", reversed_)):
+        paths.append(tmp_path / f"sweep_{order}.json")
+        context = {"order": order} if order == "reversed" else {}  # a file from before --order
+        paths[-1].write_text(json.dumps({"context": context, "benchmarks": entries}))
+    cli.main([*map(str, paths), "--out", str(tmp_path / "auto.md")])
+    assert "fp32: 2 runs (listed, reversed)" in (tmp_path / "auto.md").read_text()

@@ -27,6 +27,12 @@ TEST(Options, HostMemoryOfTheCopies) {
   EXPECT_TRUE(parse({"--host-memory=pageable", "--host-memory=pinned"}).pinned_host);
 }
 
+TEST(Options, OrderOfEachShapesBenchmarks) {
+  EXPECT_FALSE(parse({}).reversed_order);
+  EXPECT_TRUE(parse({"--order=reversed"}).reversed_order);
+  EXPECT_FALSE(parse({"--order=reversed", "--order=listed"}).reversed_order);
+}
+
 TEST(Options, SizesAndShapes) {
   const Options o = parse({"--sizes=64,128", "--shapes=1023x517x2049"});
   ASSERT_EQ(o.shapes.size(), 3u);
@@ -43,7 +49,7 @@ TEST(Options, BadValuesAreOneLineErrors) {
                           "--frobnicate", "--profile=1", "--sizes=100000", "--min-samples=0",
                           "--max-samples=x", "--ci=0", "--ci=101", "--ci=nan", "--max-time=-1",
                           "--preroll-s=0", "--benchmark_min_time=1s", "--host-memory=mapped",
-                          "--host-memory="}) {
+                          "--host-memory=", "--order=shuffled", "--order="}) {
     try {
       parse({bad});
       ADD_FAILURE() << bad << " was accepted";

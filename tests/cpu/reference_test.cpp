@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "reference.h"
+#include "reference/random_inputs.h"
 #include "variant.h"
 
 namespace gemm {
@@ -39,6 +40,44 @@ TEST(CpuSerial, MatchesReferenceOnOddShapes) {
       const double u = p == Precision::fp32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
       const Verification v = verify(p, c.data(), ref, verification_tolerance(u, s.k));
       EXPECT_TRUE(v.passed) << s.to_string() << " " << to_string(p) << " " << v.max_rel_err;
+    }
+  }
+}
+
+// The inputs' contract: a function of (seed, index) in [-1, 1], never zero, different for
+// another seed, and uniform enough that the moments of 2^16 values land where U(-1, 1)'s do
+// (mean 0, variance 1/3; five standard errors of slack: 5 * sqrt(1/3 / n) and
+// 5 * sqrt(4/45 / n)).
+TEST(RandomInputs, UniformNonZeroAndAFunctionOfSeedAndIndex) {
+  constexpr std::size_t n = 1 << 16;
+  for (Precision p : {Precision::fp32, Precision::fp64}) {
+    std::vector<double> a(n), again(n), other(n);  // doubles hold either precision
+    fill_random(p, a.data(), n, 5);
+    fill_random(p, again.data(), n, 5);
+    fill_random(p, other.data(), n, 6);
+    auto value = [p](const std::vector<double>& v, std::size_t i) {
+      return p == Precision::fp32 ? double(reinterpret_cast<const float*>(v.data())[i]) : v[i];
+    };
+    double sum = 0, sum_sq = 0;
+    std::size_t same_as_other = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = value(a, i);
+      ASSERT_NE(x, 0.0);
+      ASSERT_GE(x, -1.0);
+      ASSERT_LE(x, 1.0);
+      EXPECT_EQ(x, value(again, i));
+      same_as_other += x == value(other, i);
+      sum += x;
+      sum_sq += x * x;
+    }
+    EXPECT_LT(same_as_other, 4u) << to_string(p);
+    EXPECT_NEAR(sum / n, 0.0, 5 * std::sqrt(1.0 / 3 / n)) << to_string(p);
+    EXPECT_NEAR(sum_sq / n, 1.0 / 3, 5 * std::sqrt(4.0 / 45 / n)) << to_string(p);
+    // Element i is random_input(seed, i), whatever came before it: what lets the GPU fill
+    // the same values in parallel.
+    for (std::size_t i : {std::size_t(0), n / 3, n - 1}) {
+      const double expected = p == Precision::fp32 ? double(float(random_input(5, i))) : random_input(5, i);
+      EXPECT_EQ(value(a, i), expected) << to_string(p) << " element " << i;
     }
   }
 }

@@ -262,6 +262,25 @@ TEST(CorrectnessReference, DeviceDoubleDoubleMatchesHost) {
   }
 }
 
+// The benchmarks make their inputs on the device; a host copy (CPU variants, end-to-end copies,
+// a run without a GPU) must hold the same values bit for bit. Odd counts, several blocks' worth
+// and more elements than the fill's grid has threads (its stride loop).
+TEST(CorrectnessReference, DeviceInputsEqualHostInputs) {
+  GEMM_REQUIRE_GPU();
+  for (Precision p : {Precision::fp32, Precision::fp64}) {
+    for (std::size_t count : {std::size_t(1), std::size_t(1023), std::size_t(4096 * 256 * 3 + 7)}) {
+      const std::size_t bytes = count * element_size(p);
+      std::vector<unsigned char> host(bytes), back(bytes);
+      fill_random(p, host.data(), count, 0xC0FFEEull + count);
+      DeviceBuffer dev(bytes);
+      fill_random_on_device(p, dev.get(), count, 0xC0FFEEull + count, test_stream());
+      GEMM_CUDA_CHECK(cudaStreamSynchronize(test_stream()));
+      GEMM_CUDA_CHECK(cudaMemcpy(back.data(), dev.get(), bytes, cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(back == host) << to_string(p) << ", " << count << " elements";
+    }
+  }
+}
+
 // The benchmarks verify on the device; the host's verify() is the definition. Both see the same
 // doubles, so every field agrees exactly: an exact output (passes), then a planted error of known
 // size (fails), then unwritten elements as well (fails).

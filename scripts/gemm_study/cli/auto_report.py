@@ -25,9 +25,11 @@ def main(argv=None):
     parser.add_argument("results", type=Path, nargs="+")
     parser.add_argument("--out", type=Path, help="write the markdown there (default: print it)")
     args = parser.parse_args(argv)
-    benchmarks = []
+    benchmarks, runs = [], []
     for path in args.results:
-        benchmarks += load_results(path)[1]
+        context, entries = load_results(path)
+        runs.append((context, entries))
+        benchmarks += entries
     rows = auto_report.rows(benchmarks, heldout_shapes())
     if not rows:
         raise InputError(
@@ -36,6 +38,7 @@ def main(argv=None):
         )
     sources = ", ".join(f"`{p}`" for p in args.results)
     text = f"# `auto` against the fastest candidate and the best anchor\n\nFrom {sources}; written by `gemm-auto-report {' '.join(map(str, args.results))}`.\n\n"
+    text += auto_report.runs_note(runs)
     text += auto_report.markdown(rows)
     if args.out:
         args.out.write_text(text)

@@ -4,9 +4,11 @@ ran, its share of the fastest candidate and of the best anchor, and the waves of
 suite's shapes and the held-out ones (tests/heldout_shapes.txt) apart, each with the targets:
 `auto` within 5% of the fastest candidate on at least 90% of the shapes, a geometric mean of at
 least 90% of the best anchor for FP32 and TF32 and 85% for FP64, no shape below 60%. Beside the
-first target, the same count by the pick's own time as a candidate in the sweep: a burst timing
-moves by a few % between two runs of one kernel, so `auto`'s run and its pick's run can straddle
-the 5% line; the second count says whether the choice was right, the first what auto ran at."""
+first target, the same count by the pick's own time as a candidate in the sweep: `auto` and its
+pick are timed at different places of a shape's run, where the power drawn before them moves the
+clock, so the two can straddle the 5% line; the second count says whether the choice was right,
+the first what auto ran at. Where the sweep ran more than once (scripts/tune_shapes.sh: each
+shape's benchmarks in the listed order, then reversed), every time is the median over the runs."""
 
 import math
 import statistics
@@ -96,7 +98,8 @@ def rows(benchmarks, heldout):
             continue
         best_ms, best = min((statistics.median(t), name) for name, t in candidates.items())
         anchor_ms, anchor_family = min((statistics.median(t), f) for f, t in anchor.items())
-        ms, choice, waves, fill = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+        ms = statistics.median(r[0] for r in runs)
+        _, choice, waves, fill = min(runs, key=lambda r: abs(r[0] - ms))
         picked = str(choice.get("variant", ""))
         picked_ms = statistics.median(candidates[picked]) if picked in candidates else math.nan
         out.append(
@@ -117,6 +120,28 @@ def rows(benchmarks, heldout):
             )
         )
     return sorted(out, key=lambda r: (ARITHMETICS.index(r.arithmetic), r.heldout, r.shape))
+
+
+def runs_note(runs):
+    """A line on how many runs each time is the median of, per precision, with their orders:
+    `runs` is [(context, benchmarks)] per file (gemm-bench --order; a file from before the
+    option names none: it ran as listed)."""
+    orders = defaultdict(list)
+    for context, benchmarks in runs:
+        precisions = sorted(
+            {b["variant"].get("precision", "?") for b in benchmarks if isinstance(b.get("variant"), dict)}
+        )
+        orders["+".join(precisions) or "no benchmarks"].append(str(context.get("order", "listed")))
+    parts = [
+        f"{precision}: {len(o)} run{'s' if len(o) > 1 else ''} ({', '.join(o)})"
+        for precision, o in sorted(orders.items())
+    ]
+    return (
+        "Each time is the median over the runs of its precision, each run with a shape's benchmarks in "
+        "the order named (listed: the anchors first and the dispatchers last; reversed: the opposite): "
+        + "; ".join(parts)
+        + ".\n\n"
+    )
 
 
 def geometric_mean(values):
