@@ -95,6 +95,7 @@ WarmupPolicy warmup_policy(const Options& o, const GemmShape& s) {
   p.sustained = o.sustained_from_edge && s.work() >= std::pow(double(*o.sustained_from_edge), 3);
   p.soak_s = p.sustained ? o.sustained_s : 0;
   p.preroll_s = o.preroll_s;
+  p.rest_max_s = o.cool_down_s;
   return p;
 }
 
@@ -205,8 +206,10 @@ std::string timing_label(const BenchCase& c, const TimingResult& t, bool host, c
     label << ", sustained (" << std::fixed << std::setprecision(1) << w.under_load_s
           << " s under load" << (w.soaked ? (w.settled ? ", clock settled)" : ", clock unsettled)") : ")");
   } else if (w.under_load_s > 0) {
-    label << ", burst (" << std::fixed << std::setprecision(1) << w.under_load_s
-          << " s under load)";
+    label << ", burst (" << std::fixed << std::setprecision(w.rested_s > 0 ? 2 : 1) << w.under_load_s
+          << " s under load";
+    if (w.rested_s > 0) label << ", after a " << std::setprecision(3) << w.rested_s << " s rest";
+    label << ")";
   }
   if (t.flagged) label << ", " << t.flagged << " samples below the median clock by >2% (kept)";
   return label.str();
@@ -311,6 +314,7 @@ void record_timing(benchmark::State& state, const BenchCase& c, const TimingResu
   state.counters["sustained"] = t.warmup.sustained ? 1 : 0;
   state.counters["soaked"] = t.warmup.soaked ? 1 : 0;
   state.counters["warmup_s"] = t.warmup.seconds;
+  state.counters["rested_s"] = t.warmup.rested_s;
 }
 
 void record_stages(benchmark::State& state, const CaseState& cs) {

@@ -114,7 +114,11 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
                   " s of the benchmark's own launches; burst below (the pre-roll alone); "
                   "counters sustained and soaked per benchmark"
             : "burst: " + seconds_text(ctx.options.preroll_s) +
-                  " s of the benchmark's own launches before its samples (--sustained-from=off)");
+                  " s of the benchmark's own launches before its samples (--sustained-from=off)" +
+                  (ctx.options.cool_down_s > 0
+                       ? ", each after an idle rest as long as the GPU was busy since the last "
+                         "one, at most " + seconds_text(ctx.options.cool_down_s) + " s (--cool-down)"
+                       : std::string()));
     const gemm::Nvml& nvml = gemm::Nvml::for_device(ctx.device->ordinal);
     if (const auto mhz = nvml.max_sm_mhz())
       benchmark::AddCustomContext("sm_clock_max_mhz_nvml", std::to_string(int(*mhz)));

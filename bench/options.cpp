@@ -229,6 +229,10 @@ const std::vector<Flag>& flags() {
        }},
       {"--ci", true,
        [](Options& o, const std::string& v) { o.sampling.ci_target = parse_percent(v, "--ci") / 100; }},
+      {"--cool-down", true,
+       [](Options& o, const std::string& v) {
+         o.cool_down_s = v == "off" ? 0 : parse_seconds(v, "--cool-down");
+       }},
       {"--preroll-s", true,
        [](Options& o, const std::string& v) { o.preroll_s = parse_seconds(v, "--preroll-s"); }},
       {"--sustained-from", true,
@@ -498,6 +502,11 @@ Options (before or among the --benchmark_* flags):
   --max-samples=N           ... or this many samples are in (default 2000)
   --min-time=SECONDS        sample at least this long (default 0)
   --preroll-s=SECONDS       each benchmark's own launches right before its samples (default 0.02)
+  --cool-down=SECONDS|off   before a burst, leave the GPU idle as long as it was busy since the
+                            last rest, at most SECONDS (default off): back to back, heavy
+                            kernels hold an H100 at its power cap and each benchmark's clock
+                            would follow its predecessors' power; idle half the time, every
+                            burst starts from the same state
   --sustained-from=N|off    time shapes with M*N*K >= N^3 in the sustained power state: the
                             GPU under continuous load for --sustained-s seconds first (the
                             benchmarks before count: the soak happens once per stretch of load,

@@ -44,6 +44,9 @@ struct Options {
   // Samples per benchmark: --min-samples, --min-time, --max-time, --ci (sampling.h).
   SamplingPolicy sampling;
   double preroll_s = 0.02;                          // --preroll-s=SECONDS before the samples
+  double cool_down_s = 0;                           // --cool-down=SECONDS|off: a burst first
+                                                    // rests the GPU as long as it was busy,
+                                                    // at most this long (WarmupPolicy)
   // --sustained-from=N|off: shapes with M*N*K >= N^3 are timed in the sustained power state
   // (after --sustained-s seconds under load and a settled clock); smaller ones as a burst.
   std::optional<std::int64_t> sustained_from_edge = 2048;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "benchmark_names.h"
 #include "cuda_check.h"
@@ -90,19 +91,35 @@ double LoadTracker::continuous_s(double now_s) const {
   return until_ - since_;
 }
 
+double LoadTracker::since_rest_s() const { return since_ < 0 ? 0 : until_ - since_; }
+
+void LoadTracker::rested(double now_s) {
+  since_ = -1;
+  until_ = now_s;
+}
+
 WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
                      const WarmupPolicy& policy, const Nvml& nvml) {
   NvtxRange range{kWarmupRange};
   WarmupResult r;
   EventPair events;
+  const double entered = now_s();
+  if (!policy.sustained && policy.rest_max_s > 0) {
+    const double rest = std::min(load_tracker().since_rest_s(), policy.rest_max_s);
+    GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // idle from here
+    std::this_thread::sleep_for(std::chrono::duration<double>(rest));
+    load_tracker().rested(now_s());
+    r.rested_s = rest;
+  }
   const double begin = now_s();
   const double preceding = load_tracker().continuous_s(begin);
   const double soak_s = policy.sustained ? policy.soak_s : 0;
   r.soaked = preceding < soak_s;
   // A launch of a second or so that just ran leaves nothing for a pre-roll to do: the module is
   // loaded, the clock has left idle and follows this kernel's power, and its time sizes the
-  // samples (one launch each).
-  if (!r.soaked && policy.just_ran_ms >= 1e3 * policy.preroll_s && policy.preroll_s > 0) {
+  // samples (one launch each). After a rest the pre-roll runs: the launch ran before it.
+  if (!r.soaked && r.rested_s == 0 && policy.just_ran_ms >= 1e3 * policy.preroll_s &&
+      policy.preroll_s > 0) {
     r.launch_ms = policy.just_ran_ms;
     r.sustained = policy.sustained;
     r.under_load_s = preceding;
@@ -143,8 +160,8 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
     }
   }
   load_tracker().busy(begin, now);
-  r.seconds = now - begin;
-  r.under_load_s = preceding + r.seconds;
+  r.seconds = now - entered;
+  r.under_load_s = preceding + (now - begin);
   return r;
 }
 

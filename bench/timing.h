@@ -40,6 +40,11 @@ struct Sample {
 inline constexpr double kClockDrop = 0.02;
 
 struct WarmupPolicy {
+  // A burst measurement first leaves the GPU idle for as long as it has been busy since the last
+  // rest, at most this long (0: no rest). Back to back, power-hungry benchmarks hold an H100 at
+  // its power cap, and each one's clock would depend on the power its predecessors drew; idle
+  // half the time, the board's average power stays under the cap and every burst starts alike.
+  double rest_max_s = 0;
   double preroll_s = 0.02;   // this benchmark's own launches right before its samples (>= 1)
   double soak_s = 0;         // continuous GPU load (preceding load included) before timing
   bool sustained = false;    // a sustained measurement: soak_s of load, clock settled
@@ -50,7 +55,8 @@ struct WarmupPolicy {
 };
 
 struct WarmupResult {
-  double seconds = 0;       // spent warming up this benchmark
+  double rested_s = 0;      // idle before the warm-up (WarmupPolicy::rest_max_s)
+  double seconds = 0;       // spent warming up this benchmark, the rest included
   double under_load_s = 0;  // continuous GPU load when timing started, preceding load included
   bool sustained = false;   // asked for and reached: soak_s under load (and, after a soak of its
                             // own, the clock settled or no clock reading to settle on)
@@ -106,6 +112,10 @@ class LoadTracker {
   static constexpr double kIdleGapS = 2.0;  // a longer gap lets the GPU cool: start again
   void busy(double begin_s, double end_s);
   double continuous_s(double now_s) const;
+  // The load since the last rest (or since the stretch began), and a rest that ended at now_s:
+  // the load counts from zero again.
+  double since_rest_s() const;
+  void rested(double now_s);
 
  private:
   double since_ = -1, until_ = -1;

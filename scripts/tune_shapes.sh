@@ -12,13 +12,14 @@
 # Candidates: the kernels for shapes that take their K split from the device (gemv ks:0,
 # split_k and split_k_mma slices:0, stream_k), the tuned rung, and the tensor rungs'
 # representatives; not the fixed-split tuning instances (tag tuning: run them by hand to study a
-# shape). Two gemm-bench runs per precision (FP32 holds the FP32 and TF32 arithmetics), about a
-# minute each on an H100: no counters, no end-to-end copies, every shape as a burst (the anchors
-# too, in the same run). The runs differ in order: each shape's benchmarks as listed, then
-# reversed. Back to back, a kernel's clock depends on the power its predecessors drew (an H100
-# at its power cap moves between 1.4 and 1.98 GHz within a shape's second of runs), and the
-# dispatchers come last in the listed order; the tools take every kernel's median over both
-# runs, in which its place averages out.
+# shape). Two gemm-bench runs per precision (FP32 holds the FP32 and TF32 arithmetics), one to
+# two minutes each on an H100: no counters, no end-to-end copies, every shape as a burst (the
+# anchors too, in the same run). Back to back, FP64 and tensor-core kernels hold an H100 at its
+# 700 W cap, and a kernel's time would follow the power its predecessors drew (the same kernel
+# 10 to 40% apart between two runs); so every burst starts after a rest as long as the GPU was
+# busy (--cool-down, at most 0.1 s), and the runs differ in order, each shape's benchmarks as
+# listed, then reversed (the dispatchers come last as listed): the tools take every kernel's
+# median over both runs.
 #
 # Environment: GEMM_BENCH (default build/bench/gemm-bench), TUNE_SUITE (default all),
 # TUNE_OUT_DIR (the JSON files tune_shapes_<precision>_<order>.json, default build),
@@ -59,7 +60,7 @@ else
       "$bench" --suite="$suite" --shapes="$heldout" --precisions="$precision" \
         --tags=reference,ladder,tensor_core,shapes,dispatch \
         --benchmark_filter="^gemm/$precision/($families)/" \
-        --counters=off --end-to-end=off --sustained-from=off --order="$order" \
+        --counters=off --end-to-end=off --sustained-from=off --cool-down=0.1 --order="$order" \
         --benchmark_out="$json" --benchmark_out_format=json "${passthrough[@]}"
       files+=("$json")
     done

@@ -149,6 +149,20 @@ TEST(LoadTracker, LoadCountsUntilAnIdleGapLongerThanTheLimit) {
   EXPECT_DOUBLE_EQ(t.continuous_s(21), 1);
 }
 
+TEST(LoadTracker, ARestCountsTheLoadFromZeroAgain) {
+  LoadTracker t;
+  EXPECT_EQ(t.since_rest_s(), 0) << "never busy";
+  t.busy(10, 10.03);
+  t.busy(10.04, 10.05);  // verification, then timing: one stretch
+  EXPECT_NEAR(t.since_rest_s(), 0.05, 1e-12);
+  t.rested(10.1);
+  EXPECT_EQ(t.since_rest_s(), 0);
+  EXPECT_EQ(t.continuous_s(10.1), 0) << "a rest ends the stretch of load";
+  t.busy(10.1, 10.12);
+  EXPECT_NEAR(t.since_rest_s(), 0.02, 1e-12);
+  EXPECT_NEAR(t.continuous_s(10.12), 0.02, 1e-12);
+}
+
 TEST(RunLog, EntriesMatchReportedRunsByIterationsInCallOrder) {
   RunLog log;
   // Google Benchmark's calls: probes with 1 and 10 iterations, then repetitions of 100.

@@ -33,6 +33,12 @@ TEST(Options, OrderOfEachShapesBenchmarks) {
   EXPECT_FALSE(parse({"--order=reversed", "--order=listed"}).reversed_order);
 }
 
+TEST(Options, CoolDownBeforeEachBurst) {
+  EXPECT_EQ(parse({}).cool_down_s, 0) << "off unless asked";
+  EXPECT_DOUBLE_EQ(parse({"--cool-down=0.1"}).cool_down_s, 0.1);
+  EXPECT_EQ(parse({"--cool-down=0.1", "--cool-down=off"}).cool_down_s, 0);
+}
+
 TEST(Options, SizesAndShapes) {
   const Options o = parse({"--sizes=64,128", "--shapes=1023x517x2049"});
   ASSERT_EQ(o.shapes.size(), 3u);
@@ -49,7 +55,7 @@ TEST(Options, BadValuesAreOneLineErrors) {
                           "--frobnicate", "--profile=1", "--sizes=100000", "--min-samples=0",
                           "--max-samples=x", "--ci=0", "--ci=101", "--ci=nan", "--max-time=-1",
                           "--preroll-s=0", "--benchmark_min_time=1s", "--host-memory=mapped",
-                          "--host-memory=", "--order=shuffled", "--order="}) {
+                          "--host-memory=", "--order=shuffled", "--order=", "--cool-down=-1", "--cool-down=soon"}) {
     try {
       parse({bad});
       ADD_FAILURE() << bad << " was accepted";
