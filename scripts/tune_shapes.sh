@@ -23,7 +23,8 @@
 #
 # Environment: GEMM_BENCH (default build/bench/gemm-bench), TUNE_SUITE (default all),
 # TUNE_OUT_DIR (the JSON files tune_shapes_<precision>_<order>.json, default build),
-# TUNE_ORDERS (default "listed reversed"). --from-json skips the runs and only regenerates the
+# TUNE_ORDERS (default "listed reversed"), TUNE_PRECISIONS (default "fp32 fp64": one of them
+# alone splits the sweep over two sittings). --from-json skips the runs and only regenerates the
 # table from existing JSON files (e.g. ones sent back from the GPU host).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -54,7 +55,7 @@ else
   families+='|wgmma_tma|wgmma_persistent|wgmma_rows|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
   families+='|auto|auto_tf32'
   heldout=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/tests/heldout_shapes.txt" | tr -d ' ' | paste -sd,)
-  for precision in fp32 fp64; do
+  for precision in ${TUNE_PRECISIONS:-fp32 fp64}; do
     for order in ${TUNE_ORDERS:-listed reversed}; do
       json="$dir/tune_shapes_${precision}_$order.json"
       "$bench" --suite="$suite" --shapes="$heldout" --precisions="$precision" \

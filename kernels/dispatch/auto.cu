@@ -10,7 +10,8 @@
 //   2. on a GPU, the model (shape_model.h): every candidate the sweep timed, at its predicted
 //      time here, the fastest. A candidate's prediction is its measured time at the two nearest
 //      sweep shapes of the same kind (a few rows, M <= 16; a few columns, N <= 16; or neither;
-//      distance: the sum of |log ratio| of M, N and K; auto_times.inc), each scaled by the work
+//      distance: the sum of |log ratio| of M, N and K; shapes whose rows of A and B have the
+//      same 16-byte alignment as this one's before any other; auto_times.inc), each scaled by the work
 //      of the busiest SM here over there (its tiles, waves and K split at both shapes, from its
 //      own launch plan and this GPU's SMs), averaged;
 //   3. without a GPU to plan on (listing), or no candidate with times of the shape's kind, the
@@ -190,9 +191,14 @@ Choice by_model(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
   for (auto& [name, entries] : timed) {
     const Variant* v = find(name, a);
     if (!takes(v, s, d) || !v->plan) continue;
-    std::stable_sort(entries.begin(), entries.end(), [&s](const TimeEntry* x, const TimeEntry* y) {
-      return distance(*x, s) < distance(*y, s);
-    });
+    // Same alignment first (the same code paths), then the nearest.
+    const int bytes = a == Arithmetic::fp64 ? 8 : 4;
+    const bool aligned = dispatch::rows_aligned(s.n, s.k, bytes);
+    auto rank = [&](const TimeEntry* t) {
+      return std::make_pair(dispatch::rows_aligned(t->n, t->k, bytes) != aligned, distance(*t, s));
+    };
+    std::stable_sort(entries.begin(), entries.end(),
+                     [&](const TimeEntry* x, const TimeEntry* y) { return rank(x) < rank(y); });
     const double here = busiest_sm_work(*v, s, d);
     double sum = 0.0;
     std::string from;

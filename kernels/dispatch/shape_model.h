@@ -63,6 +63,15 @@ inline double shape_distance(std::int64_t m1, std::int64_t n1, std::int64_t k1, 
          std::abs(std::log(double(k1) / double(k2)));
 }
 
+// Whether every row of A (K elements) and of B (N elements) starts on a 16-byte boundary: the
+// kernels' 16-byte loads, cp.async and TMA paths need it, and the others take a slower path
+// (at 4096 x 4096 x 4093 the FP64 tensor-core tiles take 11 to 27% longer than at 4096^3). A time
+// measured on one side says little about the other, so the model takes its references from
+// shapes of the same alignment first (auto.cu).
+inline bool rows_aligned(std::int64_t n, std::int64_t k, int element_bytes) {
+  return (n * element_bytes) % 16 == 0 && (k * element_bytes) % 16 == 0;
+}
+
 // A shape's kind: a few rows (M <= 16), a few columns (N <= 16), or neither. Measurements of
 // one kind say nothing of another's kernels (a GEMV's time at M = 8 is no guide at M = 64).
 inline int shape_kind(std::int64_t m, std::int64_t n) { return m <= 16 ? 0 : n <= 16 ? 1 : 2; }

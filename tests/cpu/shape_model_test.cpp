@@ -67,6 +67,15 @@ TEST(ShapeModel, OnlyTheTimeAboveTheFixedPartScales) {
   EXPECT_DOUBLE_EQ(busiest_sm_work(tiled(64, 64, 64, 64, 64, 8), 0), 0.0);  // no device
 }
 
+TEST(ShapeModel, RowsAreAlignedWhenKAndNElementsFillWhole16ByteUnits) {
+  EXPECT_TRUE(rows_aligned(4096, 4096, 4));
+  EXPECT_FALSE(rows_aligned(4096, 4093, 4)) << "K = 4093 floats: rows of A start anywhere";
+  EXPECT_FALSE(rows_aligned(555, 333, 8));
+  EXPECT_TRUE(rows_aligned(5120, 1000, 8)) << "1000 doubles = 500 16-byte units";
+  EXPECT_FALSE(rows_aligned(6, 4096, 4)) << "N = 6 floats: 24 bytes";
+  EXPECT_TRUE(rows_aligned(6, 4096, 8)) << "N = 6 doubles: 48 bytes";
+}
+
 TEST(ShapeModel, KindsDistancesAndParameters) {
   EXPECT_EQ(shape_kind(16, 4096), 0);
   EXPECT_EQ(shape_kind(4097, 16), 1);
