@@ -5,7 +5,7 @@ share of the best anchor (the faster of cuBLAS and cuBLASLt of the arithmetic, s
 the targets; then per shape the kernel `auto` ran and why, the fastest candidate, the best anchor
 and the waves of `auto`'s grid.
 
-  gemm-auto-report tune_shapes_fp32.json tune_shapes_fp64.json [--out auto.md]
+  gemm-auto-report tune_shapes_fp32_listed.json tune_shapes_fp32_reversed.json ... [--out auto.md]
 
 Exit status: 0 every target holds, 1 one does not, 2 bad input (no dispatcher entries).
 """
