@@ -11,11 +11,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GEMM_HOST_DEVICE __host__ __device__
-#else
-#define GEMM_HOST_DEVICE
-#endif
+#include "host_device.h"
 
 namespace gemm::shapes {
 
