@@ -1,5 +1,6 @@
-// The benchmarks' timing loop for their own probes (pipe-peaks, fp64-ceiling, the latencies):
-// `runs` launches, each between two CUDA events (kernel only), and the fewest milliseconds.
+// CUDA events for timing: the pair every timed sample uses (timing.cpp), and the probes' loop
+// (pipe-peaks, fp64-ceiling, the latencies): `runs` launches, each between two events (kernel
+// only), and the fewest milliseconds.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -7,35 +7,13 @@
 
 #include "benchmark_names.h"
 #include "cuda_check.h"
+#include "event_timing.h"
 #include "nvml.h"
 #include "nvtx_range.h"
 #include "workspace.h"
 
 namespace gemm {
 namespace {
-
-class EventPair {
- public:
-  EventPair() {
-    GEMM_CUDA_CHECK(cudaEventCreate(&start_));
-    GEMM_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  void start(cudaStream_t s) { GEMM_CUDA_CHECK(cudaEventRecord(start_, s)); }
-  void stop(cudaStream_t s) { GEMM_CUDA_CHECK(cudaEventRecord(stop_, s)); }
-  float elapsed_ms() {
-    GEMM_CUDA_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_{}, stop_{};
-};
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -48,11 +26,14 @@ LoadTracker& load_tracker() {
 
 // Launches `count` times between events: per-launch milliseconds.
 double timed_batch_ms(const std::function<void()>& launch, cudaStream_t stream, int count,
-                      EventPair& events) {
-  events.start(stream);
+                      bench::EventPair& events) {
+  GEMM_CUDA_CHECK(cudaEventRecord(events.start, stream));
   for (int i = 0; i < count; ++i) launch();
-  events.stop(stream);
-  return events.elapsed_ms() / count;
+  GEMM_CUDA_CHECK(cudaEventRecord(events.stop, stream));
+  GEMM_CUDA_CHECK(cudaEventSynchronize(events.stop));
+  float ms = 0;
+  GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
+  return ms / count;
 }
 
 }  // namespace
@@ -74,7 +55,7 @@ int launches_per_sample(double single_launch_ms) {
 }
 
 double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t stream) {
-  EventPair events;
+  bench::EventPair events;
   return timed_batch_ms(launch, stream, 1, events);
 }
 
@@ -102,7 +83,7 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
                      const WarmupPolicy& policy, const Nvml& nvml) {
   NvtxRange range{kWarmupRange};
   WarmupResult r;
-  EventPair events;
+  bench::EventPair events;
   const double entered = now_s();
   if (!policy.sustained && policy.rest_max_s > 0) {
     const double rest = std::min(load_tracker().since_rest_s(), policy.rest_max_s);
@@ -194,7 +175,7 @@ TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, 
                       int batch, const Nvml& nvml, const SamplingPolicy& policy) {
   TimingResult result;
   result.launches_per_sample = batch;
-  EventPair events;
+  bench::EventPair events;
   const double begin = now_s();
   std::optional<ClockReading> before = nvml.clock();
   std::vector<double> ms;
