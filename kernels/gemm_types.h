@@ -38,6 +38,10 @@ struct LaunchPlan {
   std::size_t static_smem_bytes = 0;   // known from the kernel's template parameters
   std::size_t dynamic_smem_bytes = 0;  // passed at launch
   const void* kernel = nullptr;        // for occupancy and attribute queries
+  // The block's output tile and k-tile where the kernel has them (0: none, or not said): what
+  // the dispatcher's model scales a time by, also for a variant whose name carries no tile (the
+  // tuned rung picks a configuration per shape).
+  std::int64_t tile_m = 0, tile_n = 0, tile_k = 0;
 };
 
 // The subset of cudaDeviceProp that decides whether a launch is legal.

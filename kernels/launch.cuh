@@ -99,6 +99,8 @@ inline PlanFn block_tile_plan(int bm, int bn, int threads, std::size_t dynamic_s
     LaunchPlan p;
     p.block = {threads, 1, 1};
     p.grid = {ceil_div(s.n, bn), ceil_div(s.m, bm), 1};
+    p.tile_m = bm;
+    p.tile_n = bn;
     p.static_smem_bytes = static_smem;
     p.dynamic_smem_bytes = dynamic_smem;
     return p;

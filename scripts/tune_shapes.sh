@@ -10,7 +10,7 @@
 # --no-table leaves auto_table.inc as it is: the run then only judges the built `auto` (after a
 # rebuild with a new table, its report is the table's evaluation).
 # Candidates: the kernels for shapes that take their K split from the device (gemv ks:0,
-# split_k and split_k_mma slices:0, stream_k), the tuned rung, and the tensor rungs'
+# split_k, split_k_mma and split_k_wgmma slices:0, stream_k, stream_k_wgmma), the tuned rung, and the tensor rungs'
 # representatives; not the fixed-split tuning instances (tag tuning: run them by hand to study a
 # shape). Two gemm-bench runs per precision (FP32 holds the FP32 and TF32 arithmetics), one to
 # two minutes each on an H100: no counters, no end-to-end copies, every shape as a burst (the
@@ -52,6 +52,7 @@ else
   [ -x "$bench" ] || { echo "tune_shapes.sh: no $bench: build first (cmake -B build -G Ninja && cmake --build build)" >&2; exit 2; }
   mkdir -p "$dir"
   families='cublas|cublaslt|cublas_tf32|cublaslt_tf32|tuned|gemv|gemv_cols|split_k|split_k_mma|stream_k'
+  families+='|split_k_wgmma|stream_k_wgmma'
   families+='|wgmma_tma|wgmma_persistent|wgmma_rows|mma_tf32_pipelined|mma_fp64|mma_fp64_m16n8k16'
   families+='|auto|auto_tf32'
   heldout=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/tests/heldout_shapes.txt" | tr -d ' ' | paste -sd,)

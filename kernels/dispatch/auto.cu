@@ -168,8 +168,11 @@ double busiest_sm_work(const Variant& v, const GemmShape& s, const DeviceLimits&
   const std::string name = v.name();
   dispatch::TileGeometry g;
   g.m = s.m, g.n = s.n, g.k = s.k;
-  g.bm = dispatch::name_param(name, "bm"), g.bn = dispatch::name_param(name, "bn");
-  g.bk = dispatch::name_param(name, "bk");
+  // The plan's tile where it says one (the tuned rung's configuration at this shape), else the
+  // name's.
+  g.bm = p.tile_m > 0 ? p.tile_m : dispatch::name_param(name, "bm");
+  g.bn = p.tile_n > 0 ? p.tile_n : dispatch::name_param(name, "bn");
+  g.bk = p.tile_k > 0 ? p.tile_k : dispatch::name_param(name, "bk");
   g.grid_blocks = p.grid.count();
   g.persistent = v.persistent_grid;
   return dispatch::busiest_sm_work(g, d.sm_count);

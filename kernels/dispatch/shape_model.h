@@ -8,8 +8,11 @@
 // block's work is its share of the padded tiles' k-tiles, each tile with one k-tile more for its
 // prologue and epilogue (split-K and stream-K divide a tile's among its blocks; the partial
 // tiles a split stores and adds are not counted, the measured times carry them); a persistent
-// grid's block loops over whole tiles. A kernel without a block tile (the tuned rung, which
-// picks its own; the GEMV kernels) counts its share of M x N x (K + 1) unpadded. What the
+// grid's block loops over whole tiles. The tile is the launch plan's where it names one (the
+// tuned rung picks its configuration per shape: at 33 x 11008 x 4096 a block computes 64 rows of
+// a 64 x 128 tile, and counting the 33 rows alone made the shape look half as costly per block
+// as it is), else the variant name's. A kernel without a block tile (the GEMV kernels) counts its
+// share of M x N x (K + 1) unpadded. What the
 // scaling leaves out (the clock, memory-bound kernels, how well a tile
 // hides latency at that size) is in the measured time it scales; a few microseconds of launch
 // and of an empty grid do not scale at all.

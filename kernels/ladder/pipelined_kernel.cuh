@@ -416,10 +416,15 @@ VariantBuilder pipelined_variant(const char* family) {
                          : pipelined_instance<T, C, 2>();
     }
   };
+  const auto plan = [tile = block_tile_plan(C.bm, C.bn, L::THREADS, L::SMEM_BYTES)](
+                        const GemmShape& s) {
+    LaunchPlan p = tile(s);
+    p.tile_k = C.bk;
+    return p;
+  };
   VariantBuilder b = VariantBuilder::of<T>(family);
   b.params(C.params())
-      .launch(kernel_per_shape<T>(block_tile_plan(C.bm, C.bn, L::THREADS, L::SMEM_BYTES),
-                                  kernel_for))
+      .launch(kernel_per_shape<T>(plan, kernel_for))
       .outputs_per_thread(C.tm * C.tn)
       .precondition([](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
         if (auto why = needs_sm80(d)) return why;

@@ -15,14 +15,32 @@
 // variant) and every launch leaves them at zero.
 //
 // Ordering: a block's partial-tile stores are made visible before its arrival by
-// __threadfence() + __syncthreads() (the CUDA programming guide's last-block pattern); the
-// summing block reads the partials through L2 (ld.global.cg), never from a stale L1 line.
+// __threadfence() + a barrier of the finishing threads (the CUDA programming guide's last-block
+// pattern); the summing block reads the partials through L2 (ld.global.cg), never from a stale
+// L1 line.
+//
+// The finishing threads: the whole block (BlockBarrier), or the consumer warpgroups of a
+// warp-specialized block (ConsumerBarrier), whose producer warpgroup has left by then: they are
+// threads 0 .. THREADS - 1 of the block and meet at a named barrier of their own count.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
 namespace gemm::shapes {
+
+struct BlockBarrier {
+  __device__ __forceinline__ static void sync() { __syncthreads(); }
+};
+
+// Named barrier 1 (0 is __syncthreads') for the first THREADS threads of the block.
+template <int THREADS>
+struct ConsumerBarrier {
+  static_assert(THREADS % 32 == 0, "whole warps");
+  __device__ __forceinline__ static void sync() {
+    asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
+  }
+};
 
 // Where the shares of a split-K tile lie: share k of element (r, c) of the tile at (m0, n0) is
 // element (m0 + r, n0 + c) of the k-th M x N matrix after `base` (one matrix per slice, ld = N).
@@ -82,15 +100,16 @@ __device__ __forceinline__ void sum_shares(const Shares& s, int cols, int first,
 // Counts this block's arrival at a tile's counter once its partial tile is stored; true in the
 // block that arrived last (which then sees every other block's partial tile). Every thread of
 // the block calls it; the counter is back at zero when it returns true.
+template <typename Barrier = BlockBarrier>
 __device__ __forceinline__ bool arrive_last(unsigned* counter, int shares) {
   __shared__ bool last;
   __threadfence();  // this thread's partial-tile stores, before the arrival
-  __syncthreads();
+  Barrier::sync();
   if (threadIdx.x == 0) {
     last = atomicAdd(counter, 1u) == unsigned(shares - 1);
     if (last) *counter = 0;  // every share has arrived: nobody reads it again in this launch
   }
-  __syncthreads();
+  Barrier::sync();
   if (last) __threadfence();
   return last;
 }
@@ -98,9 +117,10 @@ __device__ __forceinline__ bool arrive_last(unsigned* counter, int shares) {
 // Waits until all `shares` blocks of a tile have arrived (each block calls it once, every
 // thread); then every partial tile of the tile is visible. Only in a grid that is resident all
 // at once. `counters` holds arrivals then departures.
+template <typename Barrier = BlockBarrier>
 __device__ __forceinline__ void arrive_and_wait_all(unsigned* counters, int shares) {
   __threadfence();
-  __syncthreads();
+  Barrier::sync();
   if (threadIdx.x == 0) {
     atomicAdd(&counters[0], 1u);
     // Polls with pauses: a tile's waiting blocks poll one L2 line, which the blocks still
@@ -112,13 +132,14 @@ __device__ __forceinline__ void arrive_and_wait_all(unsigned* counters, int shar
       __nanosleep(100);
     }
   }
-  __syncthreads();
+  Barrier::sync();
 }
 
 // After arrive_and_wait_all and the block's share of the sum: the last block to leave resets
 // both counters.
+template <typename Barrier = BlockBarrier>
 __device__ __forceinline__ void depart(unsigned* counters, int shares) {
-  __syncthreads();  // the block's reads of the counters are done
+  Barrier::sync();  // the block's reads of the counters are done
   if (threadIdx.x == 0 && atomicAdd(&counters[1], 1u) == unsigned(shares - 1)) {
     counters[0] = 0;
     counters[1] = 0;
@@ -128,19 +149,21 @@ __device__ __forceinline__ void depart(unsigned* counters, int shares) {
 // Finishes a split tile once this block's share (number `share`) is stored: the rows x cols
 // region of the tile, whose origin in C is `out`. ALL_BLOCKS: every block sums 1/count of the
 // region (2 counters per tile); otherwise the last block to arrive sums all of it (1 counter).
-template <typename T, int VEC, int THREADS, bool ALL_BLOCKS, typename Shares>
+// THREADS: the finishing threads, which meet at Barrier.
+template <typename T, int VEC, int THREADS, bool ALL_BLOCKS, typename Barrier = BlockBarrier,
+          typename Shares>
 __device__ __forceinline__ void finish_tile(const Shares& s, int share, unsigned* counters,
                                             int rows, int cols, T* out, int ldc) {
   // A tile region has at most 2^14 chunks and a grid dimension at most 2^16 - 1 shares: their
   // products fit 32 bits (a 64-bit division would be a called subroutine).
   const unsigned chunks = unsigned(rows) * unsigned(cols / VEC);
   if constexpr (ALL_BLOCKS) {
-    arrive_and_wait_all(counters, s.count);
+    arrive_and_wait_all<Barrier>(counters, s.count);
     sum_shares<T, VEC, THREADS>(s, cols, int(chunks * unsigned(share) / unsigned(s.count)),
                                 int(chunks * unsigned(share + 1) / unsigned(s.count)), out, ldc);
-    depart(counters, s.count);
+    depart<Barrier>(counters, s.count);
   } else {
-    if (arrive_last(counters, s.count)) sum_shares<T, VEC, THREADS>(s, cols, 0, int(chunks), out, ldc);
+    if (arrive_last<Barrier>(counters, s.count)) sum_shares<T, VEC, THREADS>(s, cols, 0, int(chunks), out, ldc);
   }
 }
 

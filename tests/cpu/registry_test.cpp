@@ -345,7 +345,7 @@ TEST(Registry, VariantsThatPollMbarriersSaySo) {
   for (const auto& v : all_variants()) {
     // Split schedules whose blocks wait for each other poll a counter as well.
     const bool mbar = v.params.find("mbar:1") != std::string::npos ||
-                      v.family.rfind("wgmma", 0) == 0 ||
+                      v.family.find("wgmma") != std::string::npos ||
                       (v.family == "tuned" && v.params.empty() && tuned_spins[v.precision]) ||
                       v.family == "gemv" || v.family == "split_k" || v.family == "split_k_mma" ||
                       v.has_tag(tag::dispatch);

@@ -3,6 +3,7 @@
 // tiles and slices, and `auto` names a choice for every shape.
 #include <gtest/gtest.h>
 
+#include "ladder/tuned_configs.h"
 #include "registry.h"
 #include "tags.h"
 #include "variant.h"
@@ -38,6 +39,61 @@ TEST(ShapesRegistry, SplitKGridIsTilesTimesSlices) {
   EXPECT_EQ(p.grid.y, 3);  // ceil(300 / 128)
   EXPECT_EQ(p.grid.z, 8);
   EXPECT_EQ(p.block.x, 256);
+}
+
+// The wgmma splits (built with sm_90a only): the padded operand copies TMA needs first, then
+// the split's counters and partial tiles (shapes/wgmma_splits.cuh).
+const std::string kSplitWgmma = "split_k_wgmma/bm:64/bn:128/bk:32/stages:6/slices:";
+
+bool built(const std::string& name) {
+  for (const auto& v : all_variants())
+    if (v.name() == name) return true;
+  return false;
+}
+
+TEST(ShapesRegistry, SplitKWgmmaWorkspaceHoldsThePaddedCopiesThenTheSplit) {
+  if (!built(kSplitWgmma + "4")) GTEST_SKIP() << "built without sm_90a";
+  const Variant& v = variant(kSplitWgmma + "4", Precision::fp32);
+  // 256 x 256 in 64 x 128 tiles: 8 tiles, 2 counters each (64 bytes, padded to 256), then
+  // 4 slices of a 256 x 256 FP32 matrix.
+  const std::size_t split = 256u + 4u * 256 * 256 * 4;
+  EXPECT_EQ(v.workspace_bytes({256, 256, 4096}), split);
+  // K = 4093: A (256 x 4093) copied first with rows of 4096 floats.
+  EXPECT_EQ(v.workspace_bytes({256, 256, 4093}), 256u * 4096 * 4 + split);
+  // 16 slices asked of 4 k-tiles (K = 128, BK = 32) are 4 slices.
+  EXPECT_EQ(variant(kSplitWgmma + "16", Precision::fp32).workspace_bytes({256, 256, 128}), split);
+}
+
+TEST(ShapesRegistry, SplitKWgmmaGridIsTilesTimesSlicesWithAProducerWarpgroup) {
+  if (!built(kSplitWgmma + "8")) GTEST_SKIP() << "built without sm_90a";
+  const LaunchPlan p = variant(kSplitWgmma + "8", Precision::fp32).plan({300, 260, 8192});
+  EXPECT_EQ(p.grid.x, 3);  // ceil(260 / 128)
+  EXPECT_EQ(p.grid.y, 5);  // ceil(300 / 64)
+  EXPECT_EQ(p.grid.z, 8);
+  EXPECT_EQ(p.block.x, 3 * 128);  // two consumer warpgroups (128 columns), one producer
+}
+
+TEST(ShapesRegistry, TheTunedPlanNamesTheTileOfTheConfigurationItRuns) {
+  // The dispatcher's model scales by the plan's tile where the name has none (auto.cu).
+  for (Precision p : {Precision::fp32, Precision::fp64}) {
+    const Variant& tuned = variant("tuned", p);
+    for (const GemmShape s : {GemmShape{33, 11008, 4096}, GemmShape{4096, 4096, 4096},
+                              GemmShape{333, 4444, 555}}) {
+      const LaunchPlan plan = tuned.plan(s);
+      ASSERT_GT(plan.tile_m, 0) << s.to_string();
+      ASSERT_GT(plan.tile_n, 0) << s.to_string();
+      EXPECT_GT(plan.tile_k, 0) << s.to_string();
+      EXPECT_EQ(plan.grid.y, (s.m + plan.tile_m - 1) / plan.tile_m) << s.to_string();
+      EXPECT_EQ(plan.grid.x, (s.n + plan.tile_n - 1) / plan.tile_n) << s.to_string();
+      // One of the tuned table's configurations.
+      const std::string tile = "bm:" + std::to_string(plan.tile_m) + "/bn:" +
+                               std::to_string(plan.tile_n) + "/bk:" + std::to_string(plan.tile_k) + "/";
+      bool listed = false;
+      for (const Variant& c : tuned_configurations())
+        listed = listed || (c.precision == p && c.params.find(tile) == 0);
+      EXPECT_TRUE(listed) << to_string(p) << " " << s.to_string() << ": " << tile;
+    }
+  }
 }
 
 TEST(ShapesRegistry, GemvTakesAtMostSixteenRowsAndSaysWhy) {

@@ -70,6 +70,13 @@ const std::vector<Case> kSplitCases = {
      Precision::fp32, {2300, 2052, 1030}},
     {"stream_k/mma:1/bm:128/bn:128/bk:16/wm:64/wn:32/stages:4", Precision::fp64,
      {2300, 2052, 1030}},
+    // Over the wgmma mainloop: K and N not multiples of 4 (padded operand copies before the
+    // split's workspace), the consumer warpgroups finishing the tiles by themselves.
+    {"split_k_wgmma/bm:128/bn:128/bk:32/stages:4/slices:0", Precision::fp32, {130, 70, 8195}},
+    {"split_k_wgmma/bm:64/bn:128/bk:32/stages:6/slices:16", Precision::fp32, {1000, 1003, 700}},
+    {"split_k_wgmma/bm:64/bn:64/bk:32/stages:8/slices:0", Precision::fp32, {96, 1024, 4100}},
+    {"stream_k_wgmma/bm:128/bn:128/bk:32/stages:4", Precision::fp32, {2300, 2052, 1030}},
+    {"stream_k_wgmma/bm:64/bn:128/bk:32/stages:6", Precision::fp32, {200, 5120, 5121}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32, {1, 4100, 4097}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp64, {13, 1000, 5000}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:16", Precision::fp32, {16, 4096, 4096}},
@@ -116,17 +123,27 @@ TEST_P(SplitSums, LeaveTheirCountersAtZero) {
   Scratch w(v, c.shape);
   run_once(v, d, w);
   // The counters come first in the workspace (shapes/split_launch.cuh), 2 per output tile (per
-  // column block for gemv); a run must leave every one at zero for the next (variant.h).
+  // column block for gemv); a run must leave every one at zero for the next (variant.h). The
+  // wgmma splits keep the padded copies of A (K % 4 != 0: M x K rounded up to 4) and B (N % 4
+  // != 0: K x N rounded up) before them, each 256-byte aligned (tensor/tma_padded.cuh).
   const std::int64_t tiles =
       v.family == "gemv"
           ? (c.shape.n + 32 * param(v, "vectors") * 16 / std::int64_t(element_size(c.precision)) - 1) /
                 (32 * param(v, "vectors") * 16 / std::int64_t(element_size(c.precision)))
           : ((c.shape.m + param(v, "bm") - 1) / param(v, "bm")) *
                 ((c.shape.n + param(v, "bn") - 1) / param(v, "bn"));
+  std::size_t offset = 0;
+  if (v.family.find("wgmma") != std::string::npos) {
+    const auto round4 = [](std::int64_t x) { return (x + 3) / 4 * 4; };
+    const auto aligned = [](std::int64_t bytes) { return std::size_t((bytes + 255) / 256 * 256); };
+    const GemmShape& s = c.shape;
+    if (s.k % 4 != 0) offset += aligned(s.m * round4(s.k) * 4);
+    if (s.n % 4 != 0) offset += aligned(s.k * round4(s.n) * 4);
+  }
   std::vector<unsigned> counters(std::size_t(2 * tiles));
-  ASSERT_LE(counters.size() * sizeof(unsigned), w.bytes);
-  GEMM_CUDA_CHECK(cudaMemcpy(counters.data(), w.buffer.get(), counters.size() * sizeof(unsigned),
-                             cudaMemcpyDeviceToHost));
+  ASSERT_LE(offset + counters.size() * sizeof(unsigned), w.bytes);
+  GEMM_CUDA_CHECK(cudaMemcpy(counters.data(), static_cast<unsigned char*>(w.buffer.get()) + offset,
+                             counters.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
   for (std::size_t i = 0; i < counters.size(); ++i) ASSERT_EQ(counters[i], 0u) << "counter " << i;
 }
 
@@ -148,6 +165,9 @@ const std::vector<Case> kSanitizerCases = {
      Precision::fp32, {700, 700, 2000}},
     {"stream_k/mma:1/bm:128/bn:128/bk:32/wm:64/wn:32/stages:3", Precision::fp32,
      {700, 699, 2001}},
+    {"split_k_wgmma/bm:128/bn:128/bk:32/stages:4/slices:0", Precision::fp32, {131, 67, 1030}},
+    {"split_k_wgmma/bm:64/bn:128/bk:32/stages:6/slices:4", Precision::fp32, {300, 270, 190}},
+    {"stream_k_wgmma/bm:128/bn:128/bk:32/stages:4", Precision::fp32, {700, 699, 2001}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:0", Precision::fp32, {5, 300, 1001}},
     {"gemv/warps:4/vectors:1/unroll:4/ks:4", Precision::fp64, {3, 260, 1000}},
 };
