@@ -86,34 +86,80 @@ __device__ __forceinline__ void warp_tile_k_tile(const T* As, const T* Bs, const
   }
 }
 
+// Element stores for rows of C that do not start on 16-byte boundaries (N % V != 0). Straight
+// from the registers, one store instruction's lanes would write words 16 bytes apart (a lane's
+// chunk is V consecutive elements): 4 (FP32) or 2 (FP64) times the L2 sector writes of the
+// 16-byte path, and at 2049 x 2047 x 33 the split-K kernel took 1.7 times as long as at
+// 2049 x 2048 x 33. So each warp passes its warp tile through a shared-memory buffer of its own,
+// one row group at a time (its LM lanes' rows for one i: LM x WN elements), and then stores 32
+// consecutive elements of one row per instruction. Rows of the buffer are padded by one element,
+// so that the lanes' writes (LN chunks of a row, LM rows) fall on distinct banks.
+template <typename T, int TM, int TN, bool CHECK, typename Tiling>
+__device__ __forceinline__ void store_tile_by_rows(T* C, int M, int N, int row0, int col0,
+                                                   const Tiling& t, const T (&acc)[TM][TN]) {
+  constexpr int V = kVec<T>, LM = Tiling::LM, WN = Tiling::LN * TN, PITCH = WN + 1;
+  constexpr int WARPS = Tiling::THREADS / 32;
+  static_assert(WN % 32 == 0, "a warp tile row is whole runs of 32 elements");
+  __shared__ T rows[WARPS][LM * PITCH];
+  T* const buf = rows[t.warp_m * Tiling::WARPS_N + t.warp_n];
+  const int lane = threadIdx.x % 32;
+  const int warp_col = col0 + t.warp_n * WN;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < TN / V; ++j)
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        buf[t.lane_m * PITCH + (t.col(j) - t.warp_n * WN) + e] = acc[i][j * V + e];
+    __syncwarp();
+    const int first_row = row0 + t.row(i / V) - t.lane_m * V + i % V;  // lane_m 0's row
+#pragma unroll
+    for (int rr = 0; rr < LM; ++rr) {
+      const int r = first_row + rr * V;
+#pragma unroll
+      for (int q = 0; q < WN / 32; ++q) {
+        const int c = warp_col + q * 32 + lane;
+        if (!CHECK || (r < M && c < N)) C[std::int64_t(r) * N + c] = buf[rr * PITCH + q * 32 + lane];
+      }
+    }
+    __syncwarp();  // every lane has read the group before the next one is written
+  }
+}
+
 // Writes the thread's TM x TN outputs. CHECK_ROWS_COLS: skip what falls outside C.
-// VECTOR: 16-byte stores (needs N % V == 0 so every chunk is all in or all out and aligned).
+// VECTOR: 16-byte stores (needs N % V == 0 so every chunk is all in or all out and aligned);
+// otherwise element stores, whole rows of the warp tile at a time where its rows are runs of 32
+// (store_tile_by_rows).
 template <typename T, int TM, int TN, bool CHECK, bool VECTOR, typename Tiling>
 __device__ __forceinline__ void store_tile(T* C, int M, int N, int row0, int col0, const Tiling& t,
                                            const T (&acc)[TM][TN]) {
   using Vec = vec16_t<T>;
   constexpr int V = kVec<T>;
+  if constexpr (!VECTOR && (Tiling::LN * TN) % 32 == 0) {
+    store_tile_by_rows<T, TM, TN, CHECK>(C, M, N, row0, col0, t, acc);
+  } else {
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int r = row0 + t.row(i / V) + i % V;
+    for (int i = 0; i < TM; ++i) {
+      const int r = row0 + t.row(i / V) + i % V;
 #pragma unroll
-    for (int j = 0; j < TN / V; ++j) {
-      const int c = col0 + t.col(j);
-      T* out = C + std::int64_t(r) * N + c;
-      if constexpr (VECTOR) {
-        if (!CHECK || (r < M && c < N)) {
-          Vec v;
-          if constexpr (V == 4) {
-            v = {acc[i][j * 4], acc[i][j * 4 + 1], acc[i][j * 4 + 2], acc[i][j * 4 + 3]};
-          } else {
-            v = {acc[i][j * 2], acc[i][j * 2 + 1]};
+      for (int j = 0; j < TN / V; ++j) {
+        const int c = col0 + t.col(j);
+        T* out = C + std::int64_t(r) * N + c;
+        if constexpr (VECTOR) {
+          if (!CHECK || (r < M && c < N)) {
+            Vec v;
+            if constexpr (V == 4) {
+              v = {acc[i][j * 4], acc[i][j * 4 + 1], acc[i][j * 4 + 2], acc[i][j * 4 + 3]};
+            } else {
+              v = {acc[i][j * 2], acc[i][j * 2 + 1]};
+            }
+            store_vec(out, v);
           }
-          store_vec(out, v);
-        }
-      } else {
+        } else {
 #pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (!CHECK || (r < M && c + e < N)) out[e] = acc[i][j * V + e];
+          for (int e = 0; e < V; ++e)
+            if (!CHECK || (r < M && c + e < N)) out[e] = acc[i][j * V + e];
+        }
       }
     }
   }

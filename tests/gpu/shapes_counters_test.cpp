@@ -3,6 +3,8 @@
 // tile once, the tile counters' resets), and the SMs a split keeps busy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "counter_test_support.h"
 #include "gpu_test_support.h"
 
@@ -34,6 +36,24 @@ TEST(CountersShapes, SplitKStoresEverySlicesPartialTileAndCOnce) {
   // One slice: the blocks store C themselves, nothing else.
   const CounterValues whole = measure(kSplitWide + "1", Precision::fp32, s);
   expect_count(whole.at("gst_sectors"), tile_sectors, "unsplit gst_sectors");
+}
+
+TEST(CountersShapes, ElementStoresWriteRunsOf32ConsecutiveElementsOfARow) {
+  GEMM_REQUIRE_COUNTERS();
+  // N = 255: rows of C start 4 bytes apart from 16-byte boundaries, so the tile stores element
+  // by element, through each warp's shared buffer (ladder/warptile_core.cuh): one instruction
+  // per 32-column run of a row of its 64-column warp tile. Such a run touches the 32-byte
+  // sectors from its first byte's to its last's (C starts 256-byte aligned); straight from the
+  // registers the lanes' words would lie 16 bytes apart, 4 sectors per 32 bytes written.
+  const GemmShape s{256, 255, 256};
+  double sectors = 0;
+  for (std::int64_t r = 0; r < s.m; ++r)
+    for (std::int64_t run = 0; run < s.n; run += 32) {
+      const std::int64_t first = (r * s.n + run) * 4, last = (r * s.n + std::min(run + 32, s.n)) * 4 - 1;
+      sectors += double(last / 32 - first / 32 + 1);
+    }
+  const CounterValues c = measure(kSplitWide + "1", Precision::fp32, s);
+  expect_count(c.at("gst_sectors"), sectors, "element stores' gst_sectors");
 }
 
 TEST(CountersShapes, SplittingOneTileKeepsEverySmBusy) {
