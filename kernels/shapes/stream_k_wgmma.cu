@@ -15,23 +15,13 @@ namespace {
 
 using namespace gemm::shapes;
 
-constexpr WgmmaTmaConfig kConfigs[] = {
-    {.bm = 128, .bn = 128, .stages = 4, .role = Role::none},
-    {.bm = 64, .bn = 128, .stages = 6, .role = Role::none},
-};
+// The 128- and the 64-row tile with two consumer warpgroups (wgmma_row_tiles.cuh).
+constexpr WgmmaTmaConfig kConfigs[] = {kWgmmaRowTiles[2], kWgmmaRowTiles[0]};
 
 template <WgmmaTmaConfig C>
 void add_config(std::vector<Variant>& out) {
-  static_assert(C.bm == 64 || C.bm == 128, "wgmma_rows' tiles: 64 or 128 rows of C");
-  using Split = WgStreamK<C>;
-  VariantBuilder b = tensor::wgmma_variant("stream_k_wgmma", C);
-  b.role(C.role)
-      .origin("wgmma.mma_async m64n" + std::to_string(C.bm) +
-              "k8 tf32 with TMA tiles on mbarriers (wgmma_rows' block), scheduled by stream-K");
-  out.push_back(wg_split_variant(
-      std::move(b), [](const GemmShape& s) { return Split::plan(s); },
-      [](const Operands& ops, cudaStream_t stream) { Split::run(ops, stream); },
-      [](const GemmShape& s) { return Split::workspace_bytes(s); },
+  out.push_back(wg_split_variant<C, WgStreamK<C>>(
+      "stream_k_wgmma", -1, Role::none, "scheduled by stream-K",
       "one wave of blocks shares the last waves' tiles by k-tiles; partial tiles in the "
       "workspace after the padded operand copies, added in k order by the consumer warpgroups"));
 }

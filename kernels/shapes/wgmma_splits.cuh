@@ -26,6 +26,7 @@
 
 #include "shapes/split_k_kernel.cuh"  // SlotShares, partial_tiles.cuh, work_split.h
 #include "shapes/split_launch.cuh"
+#include "shapes/wgmma_row_tiles.cuh"
 #include "tensor/wgmma_tile.cuh"
 
 namespace gemm::shapes {
@@ -253,7 +254,7 @@ struct WgStreamK {
                          int(wg_resident_blocks<C>(reinterpret_cast<const void*>(kernel))),
                          kMinKTilesPerSlice);
   }
-  static LaunchPlan plan(const GemmShape& s) {
+  static LaunchPlan plan(const GemmShape& s, int = -1) {
     LaunchPlan p;
     p.grid = {split(s).grid_blocks(), 1, 1};
     p.block = {C.threads(), 1, 1};
@@ -268,10 +269,10 @@ struct WgStreamK {
     w.partial_bytes = std::size_t(k.partial_slots()) * C.bm * C.bn * sizeof(float);
     return w;
   }
-  static std::size_t workspace_bytes(const GemmShape& s) {
+  static std::size_t workspace_bytes(const GemmShape& s, int = -1) {
     return tensor::TmaPadding(s).bytes() + split_workspace(s).bytes();
   }
-  static void run(const Operands& ops, cudaStream_t stream) {
+  static void run(const Operands& ops, cudaStream_t stream, int = -1) {
     const GemmShape& s = ops.shape;
     const StreamK k = split(s);
     const SplitWorkspace w = split_workspace(s);
@@ -288,19 +289,27 @@ struct WgStreamK {
   }
 };
 
-// A variant of a wgmma split: wgmma_variant's facts (the tile's parameters, TF32, the C^T note,
-// the precondition), the split's workspace and launch, its note after wgmma's, and the unit
-// roundoff of the operands' TF32 conversion.
-inline Variant wg_split_variant(VariantBuilder b, std::function<LaunchPlan(const GemmShape&)> plan,
-                                std::function<void(const Operands&, cudaStream_t)> run,
-                                std::function<std::size_t(const GemmShape&)> workspace,
-                                const std::string& note) {
+// A variant of a wgmma split over tile C: wgmma_variant's facts (the tile's parameters, TF32,
+// the C^T note, the precondition), `Split`'s workspace and launch with its K split `slices`
+// (-1: none, stream-K), the schedule's `how` after wgmma's note, and the unit roundoff of the
+// operands' TF32 conversion.
+template <WgmmaTmaConfig C, typename Split>
+Variant wg_split_variant(const char* family, int slices, Role role, const std::string& schedule,
+                         const std::string& how) {
+  check_row_tile<C>();
+  std::vector<Param> more;
+  if (slices >= 0) more.push_back({"slices", slices});
+  VariantBuilder b = tensor::wgmma_variant(family, C, more);
   KernelLaunch l;
-  l.plan = std::move(plan);
-  l.run = std::move(run);
-  b.launch(l).workspace(std::move(workspace));
+  l.plan = [slices](const GemmShape& s) { return Split::plan(s, slices); };
+  l.run = [slices](const Operands& ops, cudaStream_t stream) { Split::run(ops, stream, slices); };
+  b.launch(l)
+      .workspace([slices](const GemmShape& s) { return Split::workspace_bytes(s, slices); })
+      .role(role)
+      .origin("wgmma.mma_async m64n" + std::to_string(C.bm) +
+              "k8 tf32 with TMA tiles on mbarriers (wgmma_rows' block), " + schedule);
   Variant v = b.build();
-  v.note += "; " + note;
+  v.note += "; " + how;
   v.unit_roundoff =
       tensor::tf32_unit_roundoff(tensor::kWgmmaRoundingA, tensor::kWgmmaRoundingB);
   return v;
