@@ -420,6 +420,9 @@ VariantBuilder pipelined_variant(const char* family) {
                         const GemmShape& s) {
     LaunchPlan p = tile(s);
     p.tile_k = C.bk;
+    // Mode 2 stores C element by element through the warps' static buffers (warptile_core.cuh).
+    if (S != Shapes::whole_tiles && pipelined_mode_for<T, C>(s) == 2)
+      p.static_smem_bytes = ladder::rows_store_bytes<T, C.bm, C.bn, C.wm, C.wn, C.tm>();
     return p;
   };
   VariantBuilder b = VariantBuilder::of<T>(family);

@@ -92,8 +92,9 @@ __device__ __forceinline__ void warp_tile_k_tile(const T* As, const T* Bs, const
 // 16-byte path, and at 2049 x 2047 x 33 the split-K kernel took 1.7 times as long as at
 // 2049 x 2048 x 33. So each warp passes its warp tile through a shared-memory buffer of its own,
 // one row group at a time (its LM lanes' rows for one i: LM x WN elements), and then stores 32
-// consecutive elements of one row per instruction. Rows of the buffer are padded by one element,
-// so that the lanes' writes (LN chunks of a row, LM rows) fall on distinct banks.
+// consecutive elements of one row per instruction. Rows of the buffer are padded by one element:
+// a lane writes bank lane_m + V lane_n (FP32), distinct for the 32 x 64 warp tiles (LM = 4 =
+// V); the 64 x 32 one (LM = 8) writes 2-way conflicts.
 template <typename T, int TM, int TN, bool CHECK, typename Tiling>
 __device__ __forceinline__ void store_tile_by_rows(T* C, int M, int N, int row0, int col0,
                                                    const Tiling& t, const T (&acc)[TM][TN]) {
@@ -124,6 +125,13 @@ __device__ __forceinline__ void store_tile_by_rows(T* C, int M, int N, int row0,
     }
     __syncwarp();  // every lane has read the group before the next one is written
   }
+}
+
+// The static shared memory of store_tile_by_rows for a block's warp tiling (0 where its stores
+// do not go through it): for the launch plan's account of the block's shared memory.
+template <typename T, int BM, int BN, int WM, int WN, int TM>
+constexpr std::size_t rows_store_bytes() {
+  return WN % 32 == 0 ? std::size_t(BM / WM) * (BN / WN) * (WM / TM) * (WN + 1) * sizeof(T) : 0;
 }
 
 // Writes the thread's TM x TN outputs. CHECK_ROWS_COLS: skip what falls outside C.

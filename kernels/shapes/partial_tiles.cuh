@@ -20,8 +20,9 @@
 // L1 line.
 //
 // The finishing threads: the whole block (BlockBarrier), or the consumer warpgroups of a
-// warp-specialized block (ConsumerBarrier), whose producer warpgroup has left by then: they are
-// threads 0 .. THREADS - 1 of the block and meet at a named barrier of their own count.
+// warp-specialized block (ConsumerBarrier), whose producer warpgroup takes no part (it has left,
+// or is issuing a stream-K block's next segment): they are threads 0 .. THREADS - 1 of the block
+// and meet at a named barrier of their own count.
 #pragma once
 
 #include <cstdint>

@@ -6,8 +6,9 @@
 // cooperative launch) every slice's block sums 1/slices of its tile; otherwise the last slice to
 // finish sums all of it.
 //
-// slices:0 takes as many slices as give one wave of resident blocks, at least 4 k-tiles each
-// (slices_to_fill); slices:S asks for S (the tuning instances). Block tiles narrow in M or N
+// slices:0 takes as many slices as give one wave of resident blocks, at least 4 k-tiles each, 16
+// where the tiles alone cover three quarters of the SMs (slices_to_fill, min_k_tiles_per_slice);
+// slices:S asks for S (the tuning instances). Block tiles narrow in M or N
 // (64 x 128, 32 x 128, 128 x 64) serve the decode and the tall and wide shapes; slices:1 is the
 // plain pipelined kernel at that tile.
 #include "shapes/split_variants.cuh"

@@ -4,7 +4,8 @@
 // 80 tiles of 128 x 128), and the mma.sync tiles that split_k_mma splits run the tensor pipe at
 // two thirds of wgmma's rate (HMMA.1688 1,363 and HGMMA 2,047 FLOP per clock per SM on the H100:
 // reports/h100-80gb-hbm3/pipe_peaks.json). slices:0 takes as many slices as give one wave of resident blocks
-// (one block per SM), at least 4 k-tiles each; slices:S asks for S (tuning instances).
+// (one block per SM), at least 4 k-tiles each, 16 where the tiles alone cover three quarters of
+// the SMs (work_split.h: min_k_tiles_per_slice); slices:S asks for S (tuning instances).
 //
 // SASS: HGMMA (tests/cpu/sass_test.py: every kernel of this family executes it)
 // SASS rounds to TF32 (tests/cpu/sass_test.py: the cvt.rna of what passes through registers)

@@ -13,9 +13,10 @@
 // stages' phases run on across segments as across a persistent block's tiles.
 //
 // Who finishes a split tile: the consumer threads (threads 0 .. 128 * BN / 64 - 1). The
-// producer warpgroup leaves once its copies are issued and keeps 40 registers after
-// setmaxnreg, too few for the epilogue; the consumers meet at a named barrier of their own
-// (ConsumerBarrier) where the CUDA-core and mma.sync tiles use __syncthreads.
+// producer warpgroup keeps 40 registers after setmaxnreg, too few for the epilogue, and leaves
+// once its copies are issued (in stream-K it may still be issuing the next segment's); the
+// consumers meet at a named barrier of their own (ConsumerBarrier) where the CUDA-core and
+// mma.sync tiles use __syncthreads.
 #pragma once
 
 #include <cuda.h>

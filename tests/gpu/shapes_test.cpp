@@ -29,6 +29,19 @@ struct Scratch {
   }
 };
 
+// The bytes a wgmma split keeps before its split's counters: the padded copies of A (K % 4 != 0:
+// M x K rounded up to 4) and B (N % 4 != 0: K x N rounded up), each 256-byte aligned
+// (tensor/tma_padded.cuh); 0 for the other families.
+std::size_t padded_copies_bytes(const Variant& v, const GemmShape& s) {
+  if (v.family.find("wgmma") == std::string::npos) return 0;
+  const auto round4 = [](std::int64_t x) { return (x + 3) / 4 * 4; };
+  const auto aligned = [](std::int64_t bytes) { return std::size_t((bytes + 255) / 256 * 256); };
+  std::size_t bytes = 0;
+  if (s.k % 4 != 0) bytes += aligned(s.m * round4(s.k) * 4);
+  if (s.n % 4 != 0) bytes += aligned(s.k * round4(s.n) * 4);
+  return bytes;
+}
+
 Operands operands_of(TestData& d, Scratch& w) {
   Operands ops{d.dev_a.get(), d.dev_b.get(), d.dev_c.get(), d.shape};
   ops.workspace = w.buffer.get();
@@ -101,7 +114,8 @@ TEST_P(SplitSums, AreCorrectAndTheSameBitForBitInEveryRun) {
   const Case& c = GetParam();
   const Variant& v = find_variant(c.variant, c.precision);
   if (auto refused = check_launch(v, c.shape, device().limits)) GTEST_SKIP() << *refused;
-  ASSERT_GT(v.workspace_bytes(c.shape), 0u) << "the case must split its sums";
+  ASSERT_GT(v.workspace_bytes(c.shape), padded_copies_bytes(v, c.shape))
+      << "the case must split its sums";
   TestData& d = test_data(c.precision, c.shape);
   Scratch w(v, c.shape);
   const std::vector<unsigned char> first = run_once(v, d, w);
@@ -124,22 +138,14 @@ TEST_P(SplitSums, LeaveTheirCountersAtZero) {
   run_once(v, d, w);
   // The counters come first in the workspace (shapes/split_launch.cuh), 2 per output tile (per
   // column block for gemv); a run must leave every one at zero for the next (variant.h). The
-  // wgmma splits keep the padded copies of A (K % 4 != 0: M x K rounded up to 4) and B (N % 4
-  // != 0: K x N rounded up) before them, each 256-byte aligned (tensor/tma_padded.cuh).
+  // wgmma splits keep the padded copies of A and B before them.
   const std::int64_t tiles =
       v.family == "gemv"
           ? (c.shape.n + 32 * param(v, "vectors") * 16 / std::int64_t(element_size(c.precision)) - 1) /
                 (32 * param(v, "vectors") * 16 / std::int64_t(element_size(c.precision)))
           : ((c.shape.m + param(v, "bm") - 1) / param(v, "bm")) *
                 ((c.shape.n + param(v, "bn") - 1) / param(v, "bn"));
-  std::size_t offset = 0;
-  if (v.family.find("wgmma") != std::string::npos) {
-    const auto round4 = [](std::int64_t x) { return (x + 3) / 4 * 4; };
-    const auto aligned = [](std::int64_t bytes) { return std::size_t((bytes + 255) / 256 * 256); };
-    const GemmShape& s = c.shape;
-    if (s.k % 4 != 0) offset += aligned(s.m * round4(s.k) * 4);
-    if (s.n % 4 != 0) offset += aligned(s.k * round4(s.n) * 4);
-  }
+  const std::size_t offset = padded_copies_bytes(v, c.shape);
   std::vector<unsigned> counters(std::size_t(2 * tiles));
   ASSERT_LE(offset + counters.size() * sizeof(unsigned), w.bytes);
   GEMM_CUDA_CHECK(cudaMemcpy(counters.data(), static_cast<unsigned char*>(w.buffer.get()) + offset,
