@@ -10,8 +10,8 @@
 //   2. on a GPU, the model (shape_model.h): every candidate the sweep timed, at its predicted
 //      time here, the fastest. A candidate's prediction is its measured time at the two nearest
 //      sweep shapes of the same kind (a few rows, M <= 16; a few columns, N <= 16; or neither;
-//      distance: the sum of |log ratio| of M, N and K; shapes whose rows of A and B have the
-//      same 16-byte alignment as this one's before any other; auto_times.inc), each scaled by the work
+//      distance: the sum of |log ratio| of M, N and K, one more for a shape whose rows of A and B
+//      have the other 16-byte alignment (shape_model.h); auto_times.inc), each scaled by the work
 //      of the busiest SM here over there (its tiles, waves and K split at both shapes, from its
 //      own launch plan and this GPU's SMs), averaged;
 //   3. without a GPU to plan on (listing), or no candidate with times of the shape's kind, the
@@ -194,11 +194,10 @@ Choice by_model(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
   for (auto& [name, entries] : timed) {
     const Variant* v = find(name, a);
     if (!takes(v, s, d) || !v->plan) continue;
-    // Same alignment first (the same code paths), then the nearest.
+    // The nearest, a shape of the other alignment (other code paths) counting farther.
     const int bytes = a == Arithmetic::fp64 ? 8 : 4;
-    const bool aligned = dispatch::rows_aligned(s.n, s.k, bytes);
     auto rank = [&](const TimeEntry* t) {
-      return std::make_pair(dispatch::rows_aligned(t->n, t->k, bytes) != aligned, distance(*t, s));
+      return dispatch::reference_distance(s.m, s.n, s.k, t->m, t->n, t->k, bytes);
     };
     std::stable_sort(entries.begin(), entries.end(),
                      [&](const TimeEntry* x, const TimeEntry* y) { return rank(x) < rank(y); });

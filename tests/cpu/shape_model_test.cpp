@@ -76,6 +76,23 @@ TEST(ShapeModel, RowsAreAlignedWhenKAndNElementsFillWhole16ByteUnits) {
   EXPECT_TRUE(rows_aligned(6, 4096, 8)) << "N = 6 doubles: 48 bytes";
 }
 
+TEST(ShapeModel, AReferenceOfTheOtherAlignmentCountsOneUnitFarther) {
+  // Same alignment (both aligned, or both not): the plain shape distance.
+  EXPECT_DOUBLE_EQ(reference_distance(128, 4096, 4096, 64, 4096, 4096, 4), std::log(2.0));
+  EXPECT_DOUBLE_EQ(reference_distance(1234, 4321, 2048, 4095, 4097, 4093, 4),
+                   shape_distance(1234, 4321, 2048, 4095, 4097, 4093));
+  // N = 4321 floats is not a whole number of 16-byte units, N = 4096 is.
+  EXPECT_DOUBLE_EQ(reference_distance(1234, 4321, 2048, 1024, 4096, 2048, 4),
+                   shape_distance(1234, 4321, 2048, 1024, 4096, 2048) + kMisalignedDistance);
+  // So a near shape on the other code path can rank before a far one on the same path: here
+  // 1024 x 4096 x 2048 (distance 0.24 + 1) before 4095 x 4097 x 4093 (1.95).
+  EXPECT_LT(reference_distance(1234, 4321, 2048, 1024, 4096, 2048, 4),
+            reference_distance(1234, 4321, 2048, 4095, 4097, 4093, 4));
+  // ... but not a shape that is only as near: alignment still decides a tie.
+  EXPECT_GT(reference_distance(64, 4096, 4093, 64, 4096, 4096, 4),
+            reference_distance(64, 4096, 4093, 64, 4096, 4093, 4));
+}
+
 TEST(ShapeModel, KindsDistancesAndParameters) {
   EXPECT_EQ(shape_kind(16, 4096), 0);
   EXPECT_EQ(shape_kind(4097, 16), 1);

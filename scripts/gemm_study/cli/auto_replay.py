@@ -1,0 +1,102 @@
+"""`auto`'s model replayed on sweep JSON without a GPU (gemm_study/tuning/model_replay.py): per
+arithmetic, how many held-out shapes its pick serves within 5% of the fastest candidate, how many
+suite shapes it does with each shape left out of its own references, and how many picks agree
+with what `auto` ran in the sweep; once per distance given to a reference shape of the other
+16-byte alignment (kernels/dispatch/shape_model.h's kMisalignedDistance; `inf`: after every shape
+of the same alignment).
+
+  gemm-auto-replay --references table_sweep/tune_shapes_*.json.gz \\
+      --evaluation evaluation/tune_shapes_*.json.gz [--misaligned 0 0.5 1 inf] [--shapes]
+
+--references: the sweep that wrote kernels/dispatch/auto_times.inc (its grids at the suite's
+shapes). --evaluation: a sweep of the same build that timed every candidate at the judged shapes.
+Exit status: 0, or 2 on bad input (no shape the model can replay).
+"""
+
+import math
+import sys
+from pathlib import Path
+
+from gemm_study.cli.common import command_parser
+from gemm_study.data.errors import InputError, run_cli
+from gemm_study.data.results import context_value, load_results
+from gemm_study.tuning import model_replay
+from gemm_study.tuning.shape_table import heldout_shapes
+
+SETS = ("held out", "left out")
+
+
+def _load(paths):
+    contexts, benchmarks = [], []
+    for path in paths:
+        context, entries = load_results(path)
+        contexts.append(context)
+        benchmarks += entries
+    return contexts, benchmarks
+
+
+def _sms(contexts):
+    for context in contexts:
+        sms = context_value(context, "gpu_sm_count", default=math.nan)
+        if sms == sms and sms > 0:
+            return int(sms)
+    raise InputError("no gpu_sm_count in the evaluation's context")
+
+
+def lines(picks_by_distance, show_shapes):
+    out = [
+        "| misaligned distance | arithmetic | held out: within 5% | left out: within 5% | picks as `auto` ran |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for distance, picks in picks_by_distance.items():
+        counts = model_replay.tally(picks)
+        for arith in sorted({p.arithmetic for p in picks}):
+            cells = [
+                f"{counts[(arith, s)][1]} of {counts[(arith, s)][0]}" if (arith, s) in counts else "-" for s in SETS
+            ]
+            ran = [p for p in picks if p.arithmetic == arith and p.heldout and p.recorded]
+            agree = f"{sum(p.picked == p.recorded for p in ran)} of {len(ran)}" if ran else "-"
+            out.append(f"| {distance:g} | {arith} | {cells[0]} | {cells[1]} | {agree} |")
+    if show_shapes:
+        for distance, picks in picks_by_distance.items():
+            out += ["", f"Misaligned distance {distance:g}, held-out picks not within 5% of the fastest:", ""]
+            out += [
+                f"- {p.arithmetic} {'x'.join(map(str, p.shape))}: {p.picked}, "
+                f"{100 * p.best_ms / p.picked_ms:.1f}% of {p.best}"
+                for p in picks
+                if p.heldout and not p.near_best
+            ]
+    return out
+
+
+def main(argv=None):
+    parser = command_parser("gemm-auto-replay", __doc__, first_line_only=True)
+    parser.add_argument("--references", type=Path, nargs="+", required=True)
+    parser.add_argument("--evaluation", type=Path, nargs="+", required=True)
+    parser.add_argument("--misaligned", type=float, nargs="+", default=[model_replay.MISALIGNED_DISTANCE])
+    parser.add_argument("--shapes", action="store_true", help="list the held-out misses")
+    args = parser.parse_args(argv)
+    if any(not d >= 0 for d in args.misaligned):
+        raise InputError("--misaligned: distances are >= 0 (inf: the other alignment last)")
+    _, reference = _load(args.references)
+    contexts, evaluation = _load(args.evaluation)
+    base = model_replay.Model(
+        model_replay.read_times(),
+        model_replay.launches(reference),
+        model_replay.launches(evaluation),
+        _sms(contexts),
+        model_replay.read_tuned_tiles(),
+    )
+    heldout = heldout_shapes()
+    picks = {}
+    for distance in args.misaligned:
+        base.misaligned = distance
+        picks[distance] = model_replay.replay(base, evaluation, heldout)
+    if not any(picks.values()):
+        raise InputError("no shape where the model has references and the evaluation timed a candidate")
+    sys.stdout.write("\n".join(lines(picks, args.shapes)) + "\n")
+    return 0
+
+
+def run():
+    return run_cli(main)

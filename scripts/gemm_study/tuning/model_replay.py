@@ -1,0 +1,228 @@
+"""`auto`'s model replayed without a GPU: for a shape its table does not hold, `auto` predicts every
+candidate's time from the candidate's sweep times at the nearest suite shapes
+(kernels/dispatch/auto_times.inc), scaled by the busiest SM's work there and here
+(kernels/dispatch/shape_model.h), and runs the fastest prediction (kernels/dispatch/auto.cu, rule
+2). The same arithmetic here, on sweep JSON that holds each candidate's grid at every shape, so
+that a change to the model can be judged before any GPU time is spent:
+
+  - held out: the pick at each held-out shape, judged by the candidates' own times in an
+    evaluation sweep (within 5% of the fastest, as gemm-auto-report counts it);
+  - leave one out: the pick at each suite shape with that shape taken out of the references, a
+    judgement on 40 more shapes per arithmetic that the held-out list cannot overfit;
+  - agreement: where the sweep also ran `auto`, whether the replay picks what `auto` picked (the
+    replay follows the C++; a disagreement means one of them changed).
+
+Differences from the C++ it cannot avoid: the grids come from the sweep's launch facts
+(`grid_blocks`, the same plan auto reads), the tuned rung's tile from
+kernels/ladder/tuned_configs.inc (auto reads it from the plan), and a candidate that did not run
+at a shape is not a candidate there."""
+
+import math
+import re
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from gemm_study.data.paths import CHECKOUT
+from gemm_study.tuning.auto_report import NEAR_BEST, collect_auto
+from gemm_study.tuning.shape_table import collect, shape_of
+
+TIMES_PATH = CHECKOUT / "kernels" / "dispatch" / "auto_times.inc"
+TUNED_PATH = CHECKOUT / "kernels" / "ladder" / "tuned_configs.inc"
+REFERENCES = 2  # auto.cu's kModelReferences
+FIXED_MS = 0.004  # shape_model.h's kFixedMs
+MISALIGNED_DISTANCE = 1.0  # shape_model.h's kMisalignedDistance
+ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp64": 8}
+STORAGE = {"fp32": "fp32", "tf32": "fp32", "fp64": "fp64"}
+
+TIME_LINE = re.compile(r'GEMM_AUTO_TIME\((\w+),\s*(\d+),\s*(\d+),\s*(\d+),\s*"([^"]+)",\s*([0-9.eE+-]+)\)')
+TUNED_LINE = re.compile(r"LADDER_TUNED\((\w+),\s*(\d+),\s*\{([^}]*)\}\)")
+
+
+@dataclass(frozen=True)
+class Launch:
+    grid_blocks: int
+    persistent: bool
+
+
+@dataclass(frozen=True)
+class Pick:
+    arithmetic: str
+    shape: tuple
+    heldout: bool
+    picked: str
+    picked_ms: float  # the pick's own time in the evaluation sweep
+    best: str
+    best_ms: float
+    recorded: str  # what `auto` ran at the shape in the sweep ('' where it did not run)
+
+    @property
+    def near_best(self):
+        return self.best_ms / self.picked_ms >= 1.0 - NEAR_BEST
+
+
+def read_times(path=TIMES_PATH):
+    """{(arithmetic, variant): [(shape, ms), ...]} from auto_times.inc."""
+    out = defaultdict(list)
+    for m in TIME_LINE.finditer(Path(path).read_text()):
+        out[(m[1], m[5])].append(((int(m[2]), int(m[3]), int(m[4])), float(m[6])))
+    return dict(out)
+
+
+def read_tuned_tiles(path=TUNED_PATH):
+    """{precision: [(size, (bm, bn, bk)), ...]} from tuned_configs.inc."""
+    out = defaultdict(list)
+    for m in TUNED_LINE.finditer(Path(path).read_text()):
+        fields = dict(re.findall(r"\.(\w+)\s*=\s*(\w+)", m[3]))
+        out[m[1]].append((int(m[2]), tuple(int(fields[k]) for k in ("bm", "bn", "bk"))))
+    return dict(out)
+
+
+def name_param(name, key):
+    m = re.search(rf"/{key}:(\d+)(?:/|$)", name)
+    return int(m[1]) if m else 0
+
+
+def tile_of(name, shape, precision, tuned):
+    """(bm, bn, bk) the model counts: the name's, for `tuned` the configuration it runs at the
+    shape (the size whose cube is nearest M*N*K in log scale, as kernels/ladder/tuned.cu picks);
+    (0, 0, 1) for a kernel without a block tile."""
+    if name == "tuned" and tuned.get(precision):
+        log_work = math.log(max(1.0, math.prod(shape)))
+        return min(tuned[precision], key=lambda e: abs(3 * math.log(e[0]) - log_work))[1]
+    return name_param(name, "bm"), name_param(name, "bn"), max(1, name_param(name, "bk"))
+
+
+def busiest_sm_work(tile, shape, launch, sms):
+    """shape_model.h's busiest_sm_work."""
+    (bm, bn, bk), (m, n, k) = tile, shape
+    grid = launch.grid_blocks
+    on_busiest = math.ceil(grid / sms)
+    if bm <= 0 or bn <= 0:
+        return on_busiest * m * n * (k + 1) / grid
+    tiles = math.ceil(m / bm) * math.ceil(n / bn)
+    tile_work = bm * bn * (math.ceil(k / bk) + 1) * bk
+    if launch.persistent:
+        return on_busiest * math.ceil(tiles / grid) * tile_work
+    return on_busiest * tiles * tile_work / grid
+
+
+def scaled_ms(ms, work_there, work_here):
+    if work_there <= 0:
+        return ms
+    fixed = min(ms, FIXED_MS)
+    return fixed + (ms - fixed) * work_here / work_there
+
+
+def shape_distance(a, b):
+    return sum(abs(math.log(x / y)) for x, y in zip(a, b))
+
+
+def rows_aligned(shape, element_bytes):
+    _, n, k = shape
+    return (n * element_bytes) % 16 == 0 and (k * element_bytes) % 16 == 0
+
+
+def reference_distance(shape, ref, element_bytes, misaligned=MISALIGNED_DISTANCE):
+    """shape_model.h's reference_distance; `misaligned` = inf takes the other alignment last."""
+    same = rows_aligned(shape, element_bytes) == rows_aligned(ref, element_bytes)
+    return shape_distance(shape, ref) + (0.0 if same else misaligned)
+
+
+def shape_kind(shape):
+    m, n, _ = shape
+    return 0 if m <= 16 else 1 if n <= 16 else 2
+
+
+def launches(benchmarks):
+    """{(precision, variant, shape): Launch} from the sweep's launch facts."""
+    out = {}
+    for b in benchmarks:
+        v = b.get("variant")
+        grid = b.get("grid_blocks")
+        if isinstance(v, dict) and "shape" in v and isinstance(grid, (int, float)) and grid > 0:
+            out[(v.get("precision"), v.get("name"), shape_of(v))] = Launch(int(grid), bool(v.get("persistent_grid")))
+    return out
+
+
+@dataclass
+class Model:
+    """The model's inputs: the suite's times and the launches at the suite's and the judged shapes."""
+
+    times: dict  # read_times()
+    reference_launches: dict  # launches() of the sweep that wrote auto_times.inc
+    launches: dict  # launches() of the evaluation sweep
+    sms: int
+    tuned: dict  # read_tuned_tiles()
+    misaligned: float = MISALIGNED_DISTANCE
+
+    def predict(self, arith, shape, name, leave_out=None):
+        """The predicted ms of candidate `name` at `shape`, or None where the model has no
+        reference of the shape's kind or a launch it needs is missing."""
+        precision = STORAGE[arith]
+        here = self.launches.get((precision, name, shape))
+        entries = [
+            (s, ms)
+            for s, ms in self.times.get((arith, name), [])
+            if shape_kind(s) == shape_kind(shape) and s != leave_out
+        ]
+        if here is None or not entries:
+            return None
+        size = ELEMENT_BYTES[arith]
+        entries.sort(key=lambda e: reference_distance(shape, e[0], size, self.misaligned))
+        tile = tile_of(name, shape, precision, self.tuned)
+        work_here = busiest_sm_work(tile, shape, here, self.sms)
+        predictions = []
+        for ref, ms in entries[:REFERENCES]:
+            there = self.reference_launches.get((precision, name, ref))
+            if there is None:
+                return None
+            ref_tile = tile_of(name, ref, precision, self.tuned)
+            predictions.append(scaled_ms(ms, busiest_sm_work(ref_tile, ref, there, self.sms), work_here))
+        return sum(predictions) / len(predictions)
+
+
+def replay(model, benchmarks, heldout):
+    """A Pick per (arithmetic, shape) of the evaluation sweep where the model predicts a candidate:
+    held-out shapes with every reference, suite shapes with their own left out."""
+    times, _ = collect(benchmarks)
+    recorded = {key: runs[0][1].get("variant", "") for key, runs in collect_auto(benchmarks).items()}
+    picks = []
+    for (arith, shape), candidates in sorted(times.items()):
+        if arith not in ELEMENT_BYTES:
+            continue
+        measured = {name: statistics.median(ms) for name, ms in candidates.items()}
+        held = shape in heldout
+        predicted = {}
+        for name in measured:
+            p = model.predict(arith, shape, name, leave_out=None if held else shape)
+            if p is not None:
+                predicted[name] = p
+        if not predicted:
+            continue
+        picked = min(predicted, key=predicted.get)
+        best = min(measured, key=measured.get)
+        picks.append(
+            Pick(
+                arith,
+                shape,
+                held,
+                picked,
+                measured[picked],
+                best,
+                measured[best],
+                str(recorded.get((arith, shape), "")),
+            )
+        )
+    return picks
+
+
+def tally(picks):
+    """{(arithmetic, 'held out' | 'left out'): (shapes, picks within 5% of the fastest)}."""
+    out = defaultdict(lambda: [0, 0])
+    for p in picks:
+        cell = out[(p.arithmetic, "held out" if p.heldout else "left out")]
+        cell[0] += 1
+        cell[1] += p.near_best
+    return {k: tuple(v) for k, v in out.items()}
