@@ -107,6 +107,18 @@ def test_on_the_committed_evaluation_the_replay_picks_what_the_built_auto_picked
     assert [p for p in picks if p.picked != p.recorded] == []
 
 
+def test_on_an_evaluation_of_the_current_rule_the_replay_picks_what_auto_picked():
+    """dispatch/evaluation_87b988a/ ran the build whose model counts a misaligned reference one unit
+    farther (shape_model.h's kMisalignedDistance): replayed with that distance, every held-out pick
+    agrees, and with the other alignment strictly last some do not (the rule is what moved them)."""
+    evaluation = _committed("evaluation_87b988a")
+    current = [p for p in replay.replay(_model(1.0, evaluation), evaluation, heldout_shapes()) if p.heldout]
+    assert len(current) == 60
+    assert [p for p in current if p.picked != p.recorded] == []
+    strict = [p for p in replay.replay(_model(math.inf, evaluation), evaluation, heldout_shapes()) if p.heldout]
+    assert any(p.picked != p.recorded for p in strict)
+
+
 def test_the_replay_judges_picks_by_the_candidates_own_times():
     evaluation = _committed("evaluation")
     picks = replay.replay(_model(math.inf, evaluation), evaluation, heldout_shapes())
