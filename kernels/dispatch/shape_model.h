@@ -76,12 +76,12 @@ inline bool rows_aligned(std::int64_t n, std::int64_t k, int element_bytes) {
 // How far a reference of the other alignment counts beyond its shape distance: one unit of
 // |log ratio|, a factor of e in one dimension. A time measured on the other code path is a worse
 // guide than one nearby on the same path, but not worse than any shape at all: taken strictly
-// after every shape of the same alignment, 1234 x 4321 x 2048 (N odd) was scaled from
-// 4095^3-sized shapes and 333 x 4444 x 555 from 1009 x 1013 x 1019 and 777 x 555 x 333. The
-// value was chosen by replaying the model on the H100's evaluation sweep of b7f2e83
-// (gemm-auto-replay): over the suite, each shape left out of its own references, every penalty
-// from 0 to 1 picks as well as the strict order or better, 1.25 and more worse in FP64; 1 is the
-// largest that does not.
+// after every shape of the same alignment, 333 x 4444 x 555 (K = 555: rows of A off 16-byte
+// boundaries) was scaled from 1009 x 1013 x 1019 and 777 x 555 x 333 and ran `tuned` at 91.5% of
+// the fastest candidate. The value comes from replaying the model on the H100's evaluation sweep
+// of b7f2e83 (gemm-auto-replay): over the suite, each shape left out of its own references, every
+// distance from 0 to 1.1 picks as well as the strict order or better (FP64 one shape better), 1.2
+// and more no better than the strict order; 1 is the round value inside that range.
 constexpr double kMisalignedDistance = 1.0;
 
 // The distance the model ranks a reference shape by: shape_distance, plus kMisalignedDistance

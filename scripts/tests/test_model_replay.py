@@ -1,20 +1,29 @@
-"""`auto`'s model replayed without a GPU (gemm_study/tuning/model_replay.py): the same arithmetic as
-kernels/dispatch/shape_model.h (the cases of tests/cpu/shape_model_test.cpp, counted by hand from
-the geometry), and on the committed evaluation sweep the same picks as the built `auto` made."""
+"""`auto`'s model replayed without a GPU (gemm_study/tuning/model_replay.py): the same arithmetic and
+constants as kernels/dispatch/shape_model.h and auto.cu (cases of tests/cpu/shape_model_test.cpp,
+counted by hand from the geometry), and on the committed evaluation sweeps the same references,
+predicted times and picks as the built `auto` recorded in each result's rule."""
 
+import json
 import math
+import re
 
 import pytest
 
 from gemm_study.cli import auto_replay as cli
 from gemm_study.data.paths import CHECKOUT
 from gemm_study.data.results import load_results
+from gemm_study.tuning import auto_report
 from gemm_study.tuning import model_replay as replay
 from gemm_study.tuning.shape_table import heldout_shapes
 
 SMS = 132
 TILE_WORK = 128.0 * 128.0 * (128 + 1) * 32  # a 128 x 128 tile over K = 4096 in k-tiles of 32
 DISPATCH = CHECKOUT / "reports" / "h100-80gb-hbm3" / "shapes" / "dispatch"
+# The model's inputs as both evaluated builds (b7f2e83, 87b988a) had them: the times the table's
+# sweep wrote and the tuned rung's configurations, kept beside that sweep.
+TIMES = DISPATCH / "table_sweep" / "auto_times.inc.gz"
+TUNED = DISPATCH / "table_sweep" / "tuned_configs.inc.gz"
+RULE = re.compile(r"model: ([0-9.e+-]+) ms, scaled from its times at (\d+)x(\d+)x(\d+)(?: and (\d+)x(\d+)x(\d+))?")
 
 
 def grid(m, n, bm, bn, slices=1):
@@ -71,9 +80,47 @@ def test_the_tuned_rung_counts_the_configuration_tuned_at_the_nearest_cube(tmp_p
 
 
 def test_the_committed_times_parse_into_every_arithmetic():
-    times = replay.read_times()
-    assert {arith for arith, _ in times} == {"fp32", "tf32", "fp64"}
-    assert all(ms > 0 for entries in times.values() for _, ms in entries)
+    for path in (replay.TIMES_PATH, TIMES):
+        times = replay.read_times(path)
+        assert {arith for arith, _ in times} == {"fp32", "tf32", "fp64"}
+        assert all(ms > 0 for entries in times.values() for _, ms in entries)
+
+
+def test_the_constants_are_the_cpp_models():
+    model = (CHECKOUT / "kernels" / "dispatch" / "shape_model.h").read_text()
+    auto = (CHECKOUT / "kernels" / "dispatch" / "auto.cu").read_text()
+    assert float(re.search(r"kMisalignedDistance = ([0-9.]+);", model)[1]) == replay.MISALIGNED_DISTANCE
+    assert float(re.search(r"kFixedMs = ([0-9.]+);", model)[1]) == replay.FIXED_MS
+    assert int(re.search(r"kModelReferences = (\d+);", auto)[1]) == replay.REFERENCES
+
+
+def test_the_strict_order_ranks_every_shape_of_the_same_alignment_first_each_group_nearest_first():
+    shape = (1, 4096, 4093)  # K = 4093 floats: not aligned
+    refs = [(1, 1024, 4096), (1, 4096, 14336), (1, 4096, 4096), (7, 4096, 4093), (1, 8192, 4093)]
+    strict = sorted(refs, key=lambda r: replay.reference_rank(shape, r, 4, math.inf))
+    # The two misaligned ones first, nearest first; then the aligned ones, nearest first.
+    assert strict == [(1, 8192, 4093), (7, 4096, 4093), (1, 4096, 4096), (1, 4096, 14336), (1, 1024, 4096)]
+    finite = sorted(refs, key=lambda r: replay.reference_rank(shape, r, 4, 1.0))
+    # 1x4096x4096 is 0.0007 + 1 away, 7x4096x4093 ln 7 = 1.95: the aligned neighbour goes first.
+    assert finite.index((1, 4096, 4096)) < finite.index((7, 4096, 4093))
+
+
+def test_a_tie_between_candidates_goes_to_the_first_by_name_as_in_autos_map():
+    class Fixed(replay.Model):
+        def predict(self, arith, shape, name, leave_out=None):
+            return 1.0
+
+    v = {"precision": "fp32", "compute": "fp32", "tags": ["shapes"], "params": {}}
+    benchmarks = [
+        {
+            "median_ms": ms,
+            "variant": {**v, "name": name, "family": name.split("/")[0], "shape": {"m": 64, "n": 64, "k": 64}},
+        }
+        for name, ms in (("split_k/bm:64", 0.02), ("gemv", 0.01))
+    ]
+    model = Fixed({}, {}, {}, SMS, {})
+    picks = replay.replay(model, benchmarks, {(64, 64, 64)})
+    assert picks and {p.picked for p in picks} == {"gemv"}  # FP32, and TF32 (an FP32 kernel serves it)
 
 
 def _committed(name):
@@ -86,53 +133,101 @@ def _committed(name):
     return benchmarks
 
 
+@pytest.fixture(scope="module")
+def evaluations():
+    return {name: _committed(name) for name in ("evaluation", "evaluation_87b988a")}
+
+
 def _model(misaligned, evaluation):
-    reference = _committed("table_sweep")
     return replay.Model(
-        replay.read_times(),
-        replay.launches(reference),
+        replay.read_times(TIMES),
+        replay.launches(evaluation),
         replay.launches(evaluation),
         SMS,
-        replay.read_tuned_tiles(),
+        replay.read_tuned_tiles(TUNED),
         misaligned,
     )
 
 
-def test_on_the_committed_evaluation_the_replay_picks_what_the_built_auto_picked():
-    """The evaluation in dispatch/evaluation/ ran the build before a misaligned reference counted a
-    finite distance farther: replayed with the other alignment last, every held-out pick agrees."""
-    evaluation = _committed("evaluation")
-    picks = [p for p in replay.replay(_model(math.inf, evaluation), evaluation, heldout_shapes()) if p.heldout]
+# Each evaluation with the rule its build ran: b7f2e83 took the other alignment last,
+# 87b988a counts it one unit farther.
+BUILDS = [("evaluation", math.inf), ("evaluation_87b988a", 1.0)]
+
+
+@pytest.mark.parametrize("name, misaligned", BUILDS)
+def test_the_replay_scales_from_the_references_auto_named_to_the_time_it_printed(evaluations, name, misaligned):
+    evaluation = evaluations[name]
+    model = _model(misaligned, evaluation)
+    checked = 0
+    for b in evaluation:
+        choice = b.get("choice")
+        if not isinstance(choice, dict) or not str(choice.get("rule", "")).startswith("model:"):
+            continue
+        m = RULE.match(choice["rule"])
+        v = b["variant"]
+        shape = (v["shape"]["m"], v["shape"]["n"], v["shape"]["k"])
+        arith = choice["arithmetic"]
+        ms, refs = model.explain(arith, shape, choice["variant"])
+        expected = [tuple(int(x) for x in m.groups()[i : i + 3]) for i in (1, 4) if m.group(i + 1)]
+        assert refs == expected, (arith, shape, choice["variant"])
+        assert f"{ms:.4g}" == m.group(1), (arith, shape, choice["variant"])
+        checked += 1
+    assert checked >= 60  # every held-out shape of three arithmetics, in one order or both
+
+
+@pytest.mark.parametrize("name, misaligned", BUILDS)
+def test_on_each_committed_evaluation_the_replay_picks_what_the_built_auto_picked(evaluations, name, misaligned):
+    evaluation = evaluations[name]
+    picks = [p for p in replay.replay(_model(misaligned, evaluation), evaluation, heldout_shapes()) if p.heldout]
     assert len(picks) == 60  # 20 held-out shapes in each of FP32, TF32 and FP64
     assert [p for p in picks if p.picked != p.recorded] == []
 
 
-def test_on_an_evaluation_of_the_current_rule_the_replay_picks_what_auto_picked():
-    """dispatch/evaluation_87b988a/ ran the build whose model counts a misaligned reference one unit
-    farther (shape_model.h's kMisalignedDistance): replayed with that distance, every held-out pick
-    agrees, and with the other alignment strictly last some do not (the rule is what moved them)."""
-    evaluation = _committed("evaluation_87b988a")
-    current = [p for p in replay.replay(_model(1.0, evaluation), evaluation, heldout_shapes()) if p.heldout]
-    assert len(current) == 60
-    assert [p for p in current if p.picked != p.recorded] == []
+def test_the_rule_is_what_moved_the_picks_between_the_builds(evaluations):
+    evaluation = evaluations["evaluation_87b988a"]
     strict = [p for p in replay.replay(_model(math.inf, evaluation), evaluation, heldout_shapes()) if p.heldout]
     assert any(p.picked != p.recorded for p in strict)
 
 
-def test_the_replay_judges_picks_by_the_candidates_own_times():
-    evaluation = _committed("evaluation")
-    picks = replay.replay(_model(math.inf, evaluation), evaluation, heldout_shapes())
-    counts = replay.tally(picks)
-    # The committed auto.md counts 17 FP32 held-out picks within 5% by the pick's own time.
-    assert counts[("fp32", "held out")] == (20, 17)
-    assert {s for _, s in counts} == {"held out", "left out"}
+def test_the_replays_count_is_gemm_auto_reports_count_of_picks_by_their_own_time(evaluations):
+    """Both judge the same picks by the same candidates' times, from the same JSON."""
+    evaluation = evaluations["evaluation"]
+    counts = replay.tally(replay.replay(_model(math.inf, evaluation), evaluation, heldout_shapes()))
+    rows = auto_report.rows(evaluation, heldout_shapes())
+    for arith in ("fp32", "tf32", "fp64"):
+        held = [r for r in rows if r.arithmetic == arith and r.heldout]
+        assert counts[(arith, "held out")] == (len(held), auto_report.summary(held).pick_near_best)
 
 
-def test_the_cli_refuses_a_negative_distance_and_a_sweep_without_shapes(tmp_path, capsys):
-    empty = tmp_path / "empty.json"
-    empty.write_text('{"context": {"gpu_sm_count": "132"}, "benchmarks": []}')
-    args = ["--references", str(empty), "--evaluation", str(empty)]
-    assert cli.run_cli(cli.main, args + ["--misaligned", "-1"]) == 2
-    assert "--misaligned" in capsys.readouterr().err
-    assert cli.run_cli(cli.main, args) == 2
-    assert "no shape" in capsys.readouterr().err
+def test_the_cli_refuses_bad_input_in_one_line(tmp_path, capsys):
+    def sweep(context, benchmarks):
+        path = tmp_path / f"s{len(list(tmp_path.iterdir()))}.json"
+        path.write_text(json.dumps({"context": context, "benchmarks": benchmarks}))
+        return str(path)
+
+    good = {"gpu_sm_count": "132"}
+    entry = {
+        "name": "gemm/fp32/gemv/m:0/n:1/k:x/manual_time",
+        "median_ms": 0.1,
+        "grid_blocks": 0.5,
+        "variant": {
+            "name": "gemv",
+            "family": "gemv",
+            "precision": "fp32",
+            "compute": "fp32",
+            "shape": {"m": 0, "n": 1, "k": "x"},
+        },
+    }
+    cases = [
+        (["--evaluation", sweep(good, []), "--misaligned", "-1"], "--misaligned"),
+        (["--evaluation", sweep(good, [])], "no shape"),
+        (["--evaluation", sweep(good, [entry])], "no shape"),
+        (["--evaluation", sweep({"gpu_sm_count": "0.5"}, [])], "gpu_sm_count"),
+        (["--evaluation", sweep({"gpu_sm_count": "1e400"}, [])], "gpu_sm_count"),
+        (["--evaluation", sweep(good, []), "--times", str(tmp_path / "missing.inc")], "cannot read"),
+        (["--evaluation", str(tmp_path / "missing.json")], "missing.json"),
+    ]
+    for args, message in cases:
+        assert cli.run_cli(cli.main, args) == 2, args
+        err = capsys.readouterr().err
+        assert message in err and "unexpected" not in err and err.count("\n") == 1, (args, err)

@@ -81,16 +81,16 @@ TEST(ShapeModel, AReferenceOfTheOtherAlignmentCountsOneUnitFarther) {
   EXPECT_DOUBLE_EQ(reference_distance(128, 4096, 4096, 64, 4096, 4096, 4), std::log(2.0));
   EXPECT_DOUBLE_EQ(reference_distance(1234, 4321, 2048, 4095, 4097, 4093, 4),
                    shape_distance(1234, 4321, 2048, 4095, 4097, 4093));
-  // N = 4321 floats is not a whole number of 16-byte units, N = 4096 is.
-  EXPECT_DOUBLE_EQ(reference_distance(1234, 4321, 2048, 1024, 4096, 2048, 4),
-                   shape_distance(1234, 4321, 2048, 1024, 4096, 2048) + kMisalignedDistance);
-  // So a near shape on the other code path can rank before a far one on the same path: here
-  // 1024 x 4096 x 2048 (distance 0.24 + 1) before 4095 x 4097 x 4093 (1.95).
-  EXPECT_LT(reference_distance(1234, 4321, 2048, 1024, 4096, 2048, 4),
-            reference_distance(1234, 4321, 2048, 4095, 4097, 4093, 4));
-  // ... but not a shape that is only as near: alignment still decides a tie.
-  EXPECT_GT(reference_distance(64, 4096, 4093, 64, 4096, 4096, 4),
-            reference_distance(64, 4096, 4093, 64, 4096, 4093, 4));
+  // 1000 doubles are 500 16-byte units: aligned in FP64, so no extra distance there.
+  EXPECT_DOUBLE_EQ(reference_distance(64, 5120, 1000, 64, 4096, 4096, 8),
+                   shape_distance(64, 5120, 1000, 64, 4096, 4096));
+  // K = 4093 floats is not aligned, K = 4096 is. From 64 x 4096 x 4093, the aligned 64 x 4096 x
+  // 4096 lies ln(4096 / 4093) = 0.0007 away plus the extra distance; the misaligned references
+  // below lie ln(166 / 64) = 0.953 and ln(179 / 64) = 1.029 away. Ranked after the first and
+  // before the second, the extra distance lies between 0.952 and 1.028: one unit.
+  const double aligned = reference_distance(64, 4096, 4093, 64, 4096, 4096, 4);
+  EXPECT_GT(aligned, reference_distance(64, 4096, 4093, 166, 4096, 4093, 4));
+  EXPECT_LT(aligned, reference_distance(64, 4096, 4093, 179, 4096, 4093, 4));
 }
 
 TEST(ShapeModel, KindsDistancesAndParameters) {

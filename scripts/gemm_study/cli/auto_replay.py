@@ -2,14 +2,17 @@
 arithmetic, how many held-out shapes its pick serves within 5% of the fastest candidate, how many
 suite shapes it does with each shape left out of its own references, and how many picks agree
 with what `auto` ran in the sweep; once per distance given to a reference shape of the other
-16-byte alignment (kernels/dispatch/shape_model.h's kMisalignedDistance; `inf`: after every shape
-of the same alignment).
+16-byte alignment (kernels/dispatch/shape_model.h's kMisalignedDistance; `inf`: every shape of the
+same alignment first, the rule before it).
 
-  gemm-auto-replay --references table_sweep/tune_shapes_*.json.gz \\
-      --evaluation evaluation/tune_shapes_*.json.gz [--misaligned 0 0.5 1 inf] [--shapes]
+  gemm-auto-replay --evaluation evaluation/tune_shapes_*.json.gz [--misaligned 0 0.5 1 inf]
+      [--times auto_times.inc] [--tuned tuned_configs.inc] [--references SWEEP.json ...] [--shapes]
 
---references: the sweep that wrote kernels/dispatch/auto_times.inc (its grids at the suite's
-shapes). --evaluation: a sweep of the same build that timed every candidate at the judged shapes.
+--evaluation: a sweep that timed every candidate at the suite's and the judged shapes
+(scripts/tune_shapes.sh). --times and --tuned: the model's times and the tuned rung's
+configurations as the judged build had them (default: this checkout's kernels/dispatch/
+auto_times.inc and kernels/ladder/tuned_configs.inc; .gz snapshots are read as well).
+--references: the grids at the suite's shapes from another sweep (default: the evaluation's own).
 Exit status: 0, or 2 on bad input (no shape the model can replay).
 """
 
@@ -38,9 +41,16 @@ def _load(paths):
 def _sms(contexts):
     for context in contexts:
         sms = context_value(context, "gpu_sm_count", default=math.nan)
-        if sms == sms and sms > 0:
+        if math.isfinite(sms) and sms >= 1 and sms == int(sms):
             return int(sms)
-    raise InputError("no gpu_sm_count in the evaluation's context")
+    raise InputError("the evaluation's context has no gpu_sm_count that is a whole number >= 1")
+
+
+def _read(reader, path):
+    try:
+        return reader(path)
+    except (OSError, UnicodeDecodeError, EOFError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from None
 
 
 def lines(picks_by_distance, show_shapes):
@@ -71,21 +81,29 @@ def lines(picks_by_distance, show_shapes):
 
 def main(argv=None):
     parser = command_parser("gemm-auto-replay", __doc__, first_line_only=True)
-    parser.add_argument("--references", type=Path, nargs="+", required=True)
     parser.add_argument("--evaluation", type=Path, nargs="+", required=True)
+    parser.add_argument("--references", type=Path, nargs="+", help="default: the evaluation's own grids")
+    parser.add_argument("--times", type=Path, default=model_replay.TIMES_PATH)
+    parser.add_argument("--tuned", type=Path, default=model_replay.TUNED_PATH)
     parser.add_argument("--misaligned", type=float, nargs="+", default=[model_replay.MISALIGNED_DISTANCE])
     parser.add_argument("--shapes", action="store_true", help="list the held-out misses")
     args = parser.parse_args(argv)
     if any(not d >= 0 for d in args.misaligned):
         raise InputError("--misaligned: distances are >= 0 (inf: the other alignment last)")
-    _, reference = _load(args.references)
     contexts, evaluation = _load(args.evaluation)
+    reference = _load(args.references)[1] if args.references else evaluation
+    times, tuned = (
+        _read(reader, path)
+        for reader, path in ((model_replay.read_times, args.times), (model_replay.read_tuned_tiles, args.tuned))
+    )
+    if not times:
+        raise InputError(f"{args.times}: no GEMM_AUTO_TIME entry")
     base = model_replay.Model(
-        model_replay.read_times(),
+        times,
         model_replay.launches(reference),
         model_replay.launches(evaluation),
         _sms(contexts),
-        model_replay.read_tuned_tiles(),
+        tuned,
     )
     heldout = heldout_shapes()
     picks = {}

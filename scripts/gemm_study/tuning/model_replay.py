@@ -13,10 +13,13 @@ that a change to the model can be judged before any GPU time is spent:
     replay follows the C++; a disagreement means one of them changed).
 
 Differences from the C++ it cannot avoid: the grids come from the sweep's launch facts
-(`grid_blocks`, the same plan auto reads), the tuned rung's tile from
+(`grid_blocks`, the same plan auto reads; the evaluation sweep times every suite shape too, so its
+own grids serve as the references' by default), the tuned rung's tile from
 kernels/ladder/tuned_configs.inc (auto reads it from the plan), and a candidate that did not run
-at a shape is not a candidate there."""
+at a shape is not a candidate there. The times and the tuned configurations must be the ones the
+judged build was compiled with: a regenerated table judges nothing recorded before it."""
 
+import gzip
 import math
 import re
 import statistics
@@ -26,7 +29,7 @@ from pathlib import Path
 
 from gemm_study.data.paths import CHECKOUT
 from gemm_study.tuning.auto_report import NEAR_BEST, collect_auto
-from gemm_study.tuning.shape_table import collect, shape_of
+from gemm_study.tuning.shape_table import collect
 
 TIMES_PATH = CHECKOUT / "kernels" / "dispatch" / "auto_times.inc"
 TUNED_PATH = CHECKOUT / "kernels" / "ladder" / "tuned_configs.inc"
@@ -62,10 +65,17 @@ class Pick:
         return self.best_ms / self.picked_ms >= 1.0 - NEAR_BEST
 
 
+def _text(path):
+    """A file's text; gzipped where its name ends in .gz (a snapshot kept beside a sweep)."""
+    path = Path(path)
+    return gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+
+
 def read_times(path=TIMES_PATH):
-    """{(arithmetic, variant): [(shape, ms), ...]} from auto_times.inc."""
+    """{(arithmetic, variant): [(shape, ms), ...]} from auto_times.inc, in the file's order (auto
+    ranks a candidate's references with a stable sort of that order)."""
     out = defaultdict(list)
-    for m in TIME_LINE.finditer(Path(path).read_text()):
+    for m in TIME_LINE.finditer(_text(path)):
         out[(m[1], m[5])].append(((int(m[2]), int(m[3]), int(m[4])), float(m[6])))
     return dict(out)
 
@@ -73,7 +83,7 @@ def read_times(path=TIMES_PATH):
 def read_tuned_tiles(path=TUNED_PATH):
     """{precision: [(size, (bm, bn, bk)), ...]} from tuned_configs.inc."""
     out = defaultdict(list)
-    for m in TUNED_LINE.finditer(Path(path).read_text()):
+    for m in TUNED_LINE.finditer(_text(path)):
         fields = dict(re.findall(r"\.(\w+)\s*=\s*(\w+)", m[3]))
         out[m[1]].append((int(m[2]), tuple(int(fields[k]) for k in ("bm", "bn", "bk"))))
     return dict(out)
@@ -98,6 +108,8 @@ def busiest_sm_work(tile, shape, launch, sms):
     """shape_model.h's busiest_sm_work."""
     (bm, bn, bk), (m, n, k) = tile, shape
     grid = launch.grid_blocks
+    if sms <= 0 or grid <= 0:
+        return 0.0
     on_busiest = math.ceil(grid / sms)
     if bm <= 0 or bn <= 0:
         return on_busiest * m * n * (k + 1) / grid
@@ -125,9 +137,19 @@ def rows_aligned(shape, element_bytes):
 
 
 def reference_distance(shape, ref, element_bytes, misaligned=MISALIGNED_DISTANCE):
-    """shape_model.h's reference_distance; `misaligned` = inf takes the other alignment last."""
+    """shape_model.h's reference_distance."""
     same = rows_aligned(shape, element_bytes) == rows_aligned(ref, element_bytes)
     return shape_distance(shape, ref) + (0.0 if same else misaligned)
+
+
+def reference_rank(shape, ref, element_bytes, misaligned=MISALIGNED_DISTANCE):
+    """The key auto sorts a candidate's references by: reference_distance; with `misaligned` =
+    inf the rule before it, every shape of the other alignment after every shape of the same
+    one, each group nearest first."""
+    if math.isinf(misaligned):
+        other = rows_aligned(shape, element_bytes) != rows_aligned(ref, element_bytes)
+        return (other, shape_distance(shape, ref))
+    return (False, reference_distance(shape, ref, element_bytes, misaligned))
 
 
 def shape_kind(shape):
@@ -135,14 +157,33 @@ def shape_kind(shape):
     return 0 if m <= 16 else 1 if n <= 16 else 2
 
 
+def _whole(x):
+    """x as an int >= 1, or None (a count the JSON gives as a float, or nonsense)."""
+    return int(x) if isinstance(x, (int, float)) and math.isfinite(x) and x >= 1 and x == int(x) else None
+
+
+def valid_shape(variant):
+    """The variant's (m, n, k), or None where it is not three whole numbers >= 1."""
+    shape = variant.get("shape") if isinstance(variant, dict) else None
+    if not isinstance(shape, dict):
+        return None
+    dims = tuple(_whole(shape.get(k)) for k in ("m", "n", "k"))
+    return dims if None not in dims else None
+
+
+def usable(benchmarks):
+    """The entries of a sweep with a variant and a valid shape (others say nothing here)."""
+    return [b for b in benchmarks if isinstance(b, dict) and valid_shape(b.get("variant"))]
+
+
 def launches(benchmarks):
     """{(precision, variant, shape): Launch} from the sweep's launch facts."""
     out = {}
-    for b in benchmarks:
-        v = b.get("variant")
-        grid = b.get("grid_blocks")
-        if isinstance(v, dict) and "shape" in v and isinstance(grid, (int, float)) and grid > 0:
-            out[(v.get("precision"), v.get("name"), shape_of(v))] = Launch(int(grid), bool(v.get("persistent_grid")))
+    for b in usable(benchmarks):
+        v = b["variant"]
+        grid = _whole(b.get("grid_blocks"))
+        if grid:
+            out[(v.get("precision"), v.get("name"), valid_shape(v))] = Launch(grid, bool(v.get("persistent_grid")))
     return out
 
 
@@ -160,6 +201,11 @@ class Model:
     def predict(self, arith, shape, name, leave_out=None):
         """The predicted ms of candidate `name` at `shape`, or None where the model has no
         reference of the shape's kind or a launch it needs is missing."""
+        explained = self.explain(arith, shape, name, leave_out)
+        return explained[0] if explained else None
+
+    def explain(self, arith, shape, name, leave_out=None):
+        """(predicted ms, [reference shapes]) as auto's rule text gives them, or None."""
         precision = STORAGE[arith]
         here = self.launches.get((precision, name, shape))
         entries = [
@@ -170,7 +216,7 @@ class Model:
         if here is None or not entries:
             return None
         size = ELEMENT_BYTES[arith]
-        entries.sort(key=lambda e: reference_distance(shape, e[0], size, self.misaligned))
+        entries.sort(key=lambda e: reference_rank(shape, e[0], size, self.misaligned))
         tile = tile_of(name, shape, precision, self.tuned)
         work_here = busiest_sm_work(tile, shape, here, self.sms)
         predictions = []
@@ -180,12 +226,13 @@ class Model:
                 return None
             ref_tile = tile_of(name, ref, precision, self.tuned)
             predictions.append(scaled_ms(ms, busiest_sm_work(ref_tile, ref, there, self.sms), work_here))
-        return sum(predictions) / len(predictions)
+        return sum(predictions) / len(predictions), [ref for ref, _ in entries[:REFERENCES]]
 
 
 def replay(model, benchmarks, heldout):
     """A Pick per (arithmetic, shape) of the evaluation sweep where the model predicts a candidate:
     held-out shapes with every reference, suite shapes with their own left out."""
+    benchmarks = usable(benchmarks)
     times, _ = collect(benchmarks)
     recorded = {key: runs[0][1].get("variant", "") for key, runs in collect_auto(benchmarks).items()}
     picks = []
@@ -201,7 +248,7 @@ def replay(model, benchmarks, heldout):
                 predicted[name] = p
         if not predicted:
             continue
-        picked = min(predicted, key=predicted.get)
+        picked = min(sorted(predicted), key=predicted.get)  # a tie: the first by name, as auto's map
         best = min(measured, key=measured.get)
         picks.append(
             Pick(
