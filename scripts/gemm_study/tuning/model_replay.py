@@ -27,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from gemm_study.data.names import variant_params
 from gemm_study.data.paths import CHECKOUT
 from gemm_study.tuning.auto_report import NEAR_BEST, collect_auto
 from gemm_study.tuning.shape_table import collect
@@ -90,8 +91,10 @@ def read_tuned_tiles(path=TUNED_PATH):
 
 
 def name_param(name, key):
-    m = re.search(rf"/{key}:(\d+)(?:/|$)", name)
-    return int(m[1]) if m else 0
+    """The parameter `key` of a variant name as shape_model.h's name_param reads it: a whole
+    number, else 0."""
+    value = variant_params(name)[1].get(key, "")
+    return int(value) if value.isdigit() else 0
 
 
 def tile_of(name, shape, precision, tuned):
