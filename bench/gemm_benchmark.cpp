@@ -175,7 +175,7 @@ ReferenceTime cublas_reference_time(Precision p, Workspace& ws, StudyContext& ct
   const WarmupResult warm = warm_up(launch, ctx.stream, warmup_policy(ctx.options, ws.shape), nvml);
   const TimingResult t = time_gpu(launch, ctx.stream, ctx.options.flush_l2,
                                   launches_per_sample(warm.launch_ms), nvml, sampling_policy(ctx.options));
-  return medians[key] = {t.median_ms, t.median_clock_mhz};
+  return medians[key] = {t.median_ms, cycles_clock_mhz(t)};
 }
 
 // "kernels": [...], the kernels a library call ran for this shape, or why they are unknown.
@@ -309,6 +309,7 @@ void record_timing(benchmark::State& state, const BenchCase& c, const TimingResu
   state.counters["launches_per_sample"] = t.launches_per_sample;
   if (host) return;
   if (t.median_clock_mhz > 0) state.counters["sm_clock_mhz"] = t.median_clock_mhz;
+  if (t.median_counted_clock_mhz > 0) state.counters["sm_clock_counted_mhz"] = t.median_counted_clock_mhz;
   if (t.median_power_w > 0) state.counters["power_w"] = t.median_power_w;
   state.counters["samples_flagged"] = double(t.flagged);
   state.counters["sustained"] = t.warmup.sustained ? 1 : 0;
@@ -372,7 +373,7 @@ void run_case(benchmark::State& state, const BenchCase& c) {
         cs.kernels_json = kernels_json(work);
     }
     if (v.family == "cublas" && !c.end_to_end)
-      cublas_medians()[cublas_key(v.precision, c.shape)] = {t.median_ms, t.median_clock_mhz};
+      cublas_medians()[cublas_key(v.precision, c.shape)] = {t.median_ms, cycles_clock_mhz(t)};
 
     record_timing(state, c, t, host);
     state.counters["max_rel_err"] = cs.verification.max_rel_err;
@@ -385,9 +386,9 @@ void run_case(benchmark::State& state, const BenchCase& c) {
       }
       state.counters["pct_of_cublas"] = 100.0 * ref.ms / t.median_ms;
       // The same comparison in SM cycles: a clock difference between the two runs cancels.
-      if (ref.clock_mhz > 0 && t.median_clock_mhz > 0)
+      if (ref.clock_mhz > 0 && cycles_clock_mhz(t) > 0)
         state.counters["pct_of_cublas_cycles"] =
-            100.0 * ref.ms * ref.clock_mhz / (t.median_ms * t.median_clock_mhz);
+            100.0 * ref.ms * ref.clock_mhz / (t.median_ms * cycles_clock_mhz(t));
     }
     if (!ctx.options.profile && !host) attach_counters(state, c, ws, ctx);
     cs.total_s = total_before +

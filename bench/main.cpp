@@ -101,7 +101,10 @@ void add_context(const gemm::StudyContext& ctx, const gemm::Registration& reg) {
         "after it (averaged); a sample more than 2% below the benchmark's median clock is flagged "
         "(samples_flagged) but kept in median_ms; median_ms_unflagged leaves them out; "
         "sm_clock_mhz: median clock of the samples; clock_throttled: a power or thermal "
-        "clock-event reason during any sample; samples.slowdown names them");
+        "clock-event reason during any sample; samples.slowdown names them; "
+        "sm_clock_counted_mhz (and samples.sm_clock_counted_mhz): the SMs' own clock64 cycles "
+        "over %globaltimer across each sample, the median over the SMs, which under tensor-core "
+        "load runs below NVML's; pct_of_cublas_cycles uses it where both runs have it");
     benchmark::AddCustomContext(
         "power_state",
         ctx.options.sustained_from_edge

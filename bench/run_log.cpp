@@ -57,6 +57,8 @@ std::string samples_json(const TimingResult& t) {
          array(t.samples, [](const Sample& s) { return number(s.ms); }) +
          ", \"sm_clock_mhz\": " +
          array(t.samples, [](const Sample& s) { return number(s.sm_mhz); }) +
+         ", \"sm_clock_counted_mhz\": " +
+         array(t.samples, [](const Sample& s) { return number(s.sm_mhz_counted); }) +
          ", \"power_w\": " +
          array(t.samples, [](const Sample& s) { return number(s.power_w); }) +
          ", \"flagged\": " +

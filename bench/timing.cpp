@@ -10,6 +10,7 @@
 #include "event_timing.h"
 #include "nvml.h"
 #include "nvtx_range.h"
+#include "sm_clock_probe.h"
 #include "workspace.h"
 
 namespace gemm {
@@ -24,16 +25,34 @@ LoadTracker& load_tracker() {
   return tracker;
 }
 
-// Launches `count` times between events: per-launch milliseconds.
-double timed_batch_ms(const std::function<void()>& launch, cudaStream_t stream, int count,
-                      bench::EventPair& events) {
+// Enqueues `count` launches between events.
+void enqueue_batch(const std::function<void()>& launch, cudaStream_t stream, int count,
+                   bench::EventPair& events) {
   GEMM_CUDA_CHECK(cudaEventRecord(events.start, stream));
   for (int i = 0; i < count; ++i) launch();
   GEMM_CUDA_CHECK(cudaEventRecord(events.stop, stream));
+}
+
+// Waits for the batch's stop event: per-launch milliseconds.
+double finish_batch_ms(int count, bench::EventPair& events) {
   GEMM_CUDA_CHECK(cudaEventSynchronize(events.stop));
   float ms = 0;
   GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
   return ms / count;
+}
+
+// Launches `count` times between events: per-launch milliseconds.
+double timed_batch_ms(const std::function<void()>& launch, cudaStream_t stream, int count,
+                      bench::EventPair& events) {
+  enqueue_batch(launch, stream, count, events);
+  return finish_batch_ms(count, events);
+}
+
+int sm_count() {
+  int device = 0, sms = 0;
+  GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
 }
 
 }  // namespace
@@ -147,10 +166,11 @@ WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
 }
 
 void summarize_samples(TimingResult& r) {
-  std::vector<double> clocks, all_ms, powers;
+  std::vector<double> clocks, counted, all_ms, powers;
   for (const auto& s : r.samples) {
     all_ms.push_back(s.ms);
     if (s.sm_mhz > 0) clocks.push_back(s.sm_mhz);
+    if (s.sm_mhz_counted > 0) counted.push_back(s.sm_mhz_counted);
     if (s.power_w > 0) powers.push_back(s.power_w);
   }
   const double typical_clock = median(clocks);
@@ -168,7 +188,12 @@ void summarize_samples(TimingResult& r) {
   // At most half the samples can be flagged (they lie below the median clock).
   r.median_ms_unflagged = median(unflagged_ms);
   r.median_clock_mhz = clocks.empty() ? 0 : typical_clock;
+  r.median_counted_clock_mhz = counted.empty() ? 0 : median(counted);
   r.median_power_w = powers.empty() ? 0 : median(powers);
+}
+
+double cycles_clock_mhz(const TimingResult& t) {
+  return t.median_counted_clock_mhz > 0 ? t.median_counted_clock_mhz : t.median_clock_mhz;
 }
 
 TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, bool flush,
@@ -176,16 +201,24 @@ TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, 
   TimingResult result;
   result.launches_per_sample = batch;
   bench::EventPair events;
+  SmClockProbe probe(sm_count());
   const double begin = now_s();
   std::optional<ClockReading> before = nvml.clock();
   std::vector<double> ms;
   do {
     if (flush) flush_l2(stream);
     Sample s;
+    // The stamps sit outside the "timed" range, so that ncu selecting that range profiles the
+    // kernel alone, and outside the events; they are queued before the wait, so that the window
+    // they measure holds no host round trip.
+    probe.stamp_before(stream);
     {
       NvtxRange timed{kTimedRange};
-      s.ms = timed_batch_ms(launch, stream, batch, events);  // synchronizes: clock right after
+      enqueue_batch(launch, stream, batch, events);
     }
+    probe.stamp_after(stream);
+    s.ms = finish_batch_ms(batch, events);
+    s.sm_mhz_counted = probe.read_mhz(stream);  // synchronizes: NVML's clock right after
     const std::optional<ClockReading> after = nvml.clock();
     if (before && after) {
       s.sm_mhz = 0.5 * (before->sm_mhz + after->sm_mhz);

@@ -1,6 +1,6 @@
 // The one place where benchmarks are timed. GPU work: CUDA events around each sample (a batch of
 // launches lasting about a millisecond, kernel only), with the SM clock read by NVML on both
-// sides of it. Google Benchmark calls each benchmark once; inside that call the harness takes
+// sides of it and counted by the SMs themselves across it (sm_clock_probe.h). Google Benchmark calls each benchmark once; inside that call the harness takes
 // samples until the median is known well enough (a minimum count, then until the median's 95%
 // confidence interval lies within the target, or a cap: sampling.h), so GPU time goes to samples rather
 // than to Google Benchmark's iteration-count probes.
@@ -31,6 +31,7 @@ class Nvml;
 struct Sample {
   double ms = 0;      // per launch
   double sm_mhz = 0;  // mean of the NVML readings before and after; 0: no reading
+  double sm_mhz_counted = 0;  // the SMs' own cycles over the sample (sm_clock_probe.h); 0: none
   unsigned long long reasons = 0;  // NVML clock-event reasons seen at either end
   double power_w = 0;  // NVML's board power after the batch (Hopper: a 1-s average); 0: none
   bool flagged = false;            // clock below the benchmark's median by more than kClockDrop
@@ -73,6 +74,7 @@ struct TimingResult {
   int launches_per_sample = 1;
   std::size_t flagged = 0;
   double median_clock_mhz = 0;     // over the samples with a reading; 0 without
+  double median_counted_clock_mhz = 0;  // the same for the SMs' own count of cycles
   double median_power_w = 0;       // the same for the board power
   unsigned long long reasons = 0;  // union over the samples
   double sampling_s = 0;           // wall time the samples took
@@ -87,6 +89,10 @@ int launches_per_sample(double single_launch_ms);
 // Runs `launch` until the policy is met; `nvml` may be unavailable (then no settling).
 WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
                      const WarmupPolicy& policy, const Nvml& nvml);
+
+// The clock that turns this result's time into SM cycles: the SMs' own count where the probe
+// read one, else NVML's.
+double cycles_clock_mhz(const TimingResult& t);
 
 // One launch timed with events.
 double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t stream);

@@ -69,6 +69,19 @@ def test_a_kernel_with_known_counts_gives_the_known_bounds_and_limiter():
     assert acc.summary() == "FP64 pipe, explained 0.82"
 
 
+def test_the_sm_units_run_at_the_clock_the_sms_counted_where_the_row_has_it():
+    """NVML read 1980 MHz; the SMs counted 1584 MHz across the samples (as on an H100 under
+    tensor-core load): the SM units' peaks are per counted cycle, so their times grow by
+    1980/1584, and the L2 and DRAM, on their own clocks, do not move."""
+    nvml_only = account.account(dfma_kernel(), H100)
+    counted = account.account(dfma_kernel(sm_clock_counted_mhz=1584.0), H100)
+    for unit in ("fp64", "issue", "shared", "fma"):
+        assert counted.times_ms[unit] == pytest.approx(nvml_only.times_ms[unit] * 1980 / 1584), unit
+    for unit in ("l2", "dram"):
+        assert counted.times_ms[unit] == pytest.approx(nvml_only.times_ms[unit]), unit
+    assert account.account(dfma_kernel(sm_clock_counted_mhz=0.0), H100).times_ms == nvml_only.times_ms
+
+
 def test_the_limiter_follows_the_work():
     shared_bound = account.account(dfma_kernel(smem_wavefronts=MNK / 16), H100)  # 4-way conflicts
     assert shared_bound.limiter == "shared"

@@ -48,6 +48,12 @@ def test_the_three_factors_multiply_to_the_time_ratio():
     # a speedup of 1 / 0.9 in cycles.
     slow_clock = steps.measured_in_cycles(dict(a, sm_clock_mhz=1980.0), dict(a, sm_clock_mhz=1782.0))
     assert slow_clock == pytest.approx(1 / 0.9)
+    # Where the SMs counted their clock, that count is the clock, whatever NVML read.
+    counted = steps.measured_in_cycles(
+        dict(a, sm_clock_mhz=1980.0, sm_clock_counted_mhz=1980.0),
+        dict(a, sm_clock_mhz=1980.0, sm_clock_counted_mhz=1584.0),
+    )
+    assert counted == pytest.approx(1980 / 1584)
     tail = steps.sentence(dict(a, sm_imbalance=1.0), dict(fast, sm_imbalance=1.5))
     assert "the grid's tail (busiest SM over the mean) moved 1.00 -> 1.50" in tail
     assert "wgmma runs asynchronously" in steps.sentence(a, dict(fast, tensor_gmma_inst=8.0))

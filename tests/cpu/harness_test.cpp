@@ -8,6 +8,7 @@
 #include "counters.h"
 #include "reporters.h"
 #include "run_log.h"
+#include "sm_clock_probe.h"
 #include "timing.h"
 #include "variant_facts.h"
 #include "workspace.h"
@@ -137,6 +138,44 @@ TEST(ClockPerSample, AtMostTheSamplesBelowTheMedianClockAreFlagged) {
   EXPECT_DOUBLE_EQ(host.median_clock_mhz, 0);
 }
 
+// Stamps 1 ms apart: an SM that counted 1.6 million cycles in them ran at 1600 MHz.
+TEST(SmClockProbe, EachSmsCyclesOverTheTimerGiveItsClockAndTheMedianIsTaken) {
+  const std::vector<SmStamp> before = {{0, 1'000, 5'000'000}, {1, 7'000, 5'000'000}, {2, 0, 5'000'000}};
+  const std::vector<SmStamp> after = {{2, 1'500'000, 6'000'000},   // 1500 MHz
+                                      {0, 1'601'000, 6'000'000},   // 1600 MHz
+                                      {1, 1'707'000, 6'000'000}};  // 1700 MHz
+  EXPECT_DOUBLE_EQ(clock_between_mhz(before, after), 1600);
+}
+
+TEST(SmClockProbe, OnlySmsStampedOnBothSidesCountEachOnce) {
+  const std::vector<SmStamp> before = {{0, 0, 0}, {0, 10, 0}, {3, 0, 0}};
+  // SM 0 twice after (its first stamp counts), SM 3 never, SM 9 only after.
+  const std::vector<SmStamp> after = {{0, 2'000'000, 1'000'000}, {0, 9'000'000, 1'000'000},
+                                      {9, 5'000'000, 1'000'000}};
+  EXPECT_DOUBLE_EQ(clock_between_mhz(before, after), 2000);
+  EXPECT_EQ(clock_between_mhz(before, {}), 0) << "no SM stamped on both sides: no reading";
+}
+
+TEST(SmClockProbe, AWindowShorterThanTheTimersResolutionAllowsGivesNoReading) {
+  const std::vector<SmStamp> before = {{0, 0, 0}};
+  EXPECT_EQ(clock_between_mhz(before, {{0, 180'000, kMinWindowNs - 1}}), 0);
+  EXPECT_GT(clock_between_mhz(before, {{0, 180'000, kMinWindowNs}}), 0);
+  EXPECT_EQ(clock_between_mhz({{0, 500, 10}}, {{0, 400, kMinWindowNs + 20}}), 0)
+      << "a counter that went backwards is not a clock";
+}
+
+TEST(SmClockProbe, TheCountedClockTurnsTimeIntoCyclesWhereThereIsOne) {
+  TimingResult r = samples_of({{1.0, 1980}, {1.0, 1980}, {1.0, 1980}});
+  EXPECT_DOUBLE_EQ(cycles_clock_mhz(r), 1980) << "no count: NVML's clock";
+  r.samples[0].sm_mhz_counted = 1500;
+  r.samples[1].sm_mhz_counted = 1600;
+  r.samples[2].sm_mhz_counted = 1700;
+  summarize_samples(r);
+  EXPECT_DOUBLE_EQ(r.median_counted_clock_mhz, 1600);
+  EXPECT_DOUBLE_EQ(cycles_clock_mhz(r), 1600);
+  EXPECT_DOUBLE_EQ(r.median_clock_mhz, 1980) << "NVML's reading is kept beside it";
+}
+
 TEST(LoadTracker, LoadCountsUntilAnIdleGapLongerThanTheLimit) {
   LoadTracker t;
   EXPECT_EQ(t.continuous_s(0), 0) << "never busy";
@@ -182,7 +221,8 @@ TEST(RunLog, SamplesJsonHoldsEverySampleWithItsClockAndFlag) {
   const std::string json = samples_json(r);
   EXPECT_EQ(json,
             "\"samples\": {\"ms\": [1.5, 2.5, 1.5], \"sm_clock_mhz\": [1980, 1800, 1980], "
-            "\"power_w\": [0, 0, 0], \"flagged\": [0, 1, 0], \"slowdown\": []}");
+            "\"sm_clock_counted_mhz\": [0, 0, 0], \"power_w\": [0, 0, 0], \"flagged\": [0, 1, 0], "
+            "\"slowdown\": []}");
   TimingResult powered = r;
   powered.samples[1].power_w = 612.5;
   EXPECT_NE(samples_json(powered).find("\"power_w\": [0, 612.5, 0]"), std::string::npos);

@@ -13,6 +13,8 @@
 #include "gpu_test_support.h"
 #include "instruction_latency.h"
 #include "memory_latency.h"
+#include "nvml.h"
+#include "timing.h"
 
 namespace {
 
@@ -86,3 +88,30 @@ TEST_F(LatencyLevels, TheAluPipeIssuesAtItsDocumentedRate) {
   EXPECT_GT(alu.inst_per_clk_per_sm, 0.8 * 2.0);
   EXPECT_LT(alu.inst_per_clk_per_sm, 1.05 * 2.0);
 }
+
+// The SMs' own count of the clock across timed samples (bench/sm_clock_probe.h). Under CUDA-core
+// load nothing slows the SMs below the clock the driver set, so their count and NVML's reading
+// must agree; NVML cannot read above the hardware's maximum, and a count above it would mean the
+// stamps measured something other than the window. The load: the FP32 register-blocked rung at
+// 1536^3, a few milliseconds of FFMA per sample.
+namespace {
+
+TEST(LatencyClock, TheSmsCountOfTheClockMatchesNvmlUnderCudaCoreLoad) {
+  GEMM_REQUIRE_GPU();
+  const gemm::Nvml& nvml = gemm::Nvml::for_device(0);
+  if (!nvml.available()) GTEST_SKIP() << "NVML unavailable (" << nvml.why_unavailable() << ")";
+  const gemm::Variant& v = gemm::test::representative("blocktile_2d", gemm::Precision::fp32);
+  auto& data = gemm::test::test_data(gemm::Precision::fp32, {1536, 1536, 1536});
+  const gemm::Operands ops = gemm::test::operands_for(v, data);
+  const cudaStream_t stream = gemm::test::test_stream();
+  auto launch = [&] { v.run(ops, stream); };
+  gemm::SamplingPolicy policy;
+  policy.min_samples = 8;
+  const gemm::TimingResult t = gemm::time_gpu(launch, stream, false, 4, nvml, policy);
+  for (const auto& s : t.samples) EXPECT_GT(s.sm_mhz_counted, 0) << "every sample has a count";
+  ASSERT_GT(t.median_clock_mhz, 0);
+  EXPECT_NEAR(t.median_counted_clock_mhz, t.median_clock_mhz, 0.03 * t.median_clock_mhz);
+  if (const auto max = nvml.max_sm_mhz()) EXPECT_LE(t.median_counted_clock_mhz, 1.01 * *max);
+}
+
+}  // namespace

@@ -26,9 +26,12 @@ on the chip (every SM sub-partition, every SM, every L2 slice, every HBM channel
                            (peak: dram__bytes.sum.peak_sustained) "# of bytes accessed in DRAM"
 
 time(unit) = work / (peak per cycle x clock) x tail (SM units only). Clocks: the SM units at the
-benchmark's own timed clock, `sm_clock_mhz` (the median NVML SM clock over the timed samples
-median_ms comes from); L2 and DRAM at the clocks measured over the profiled
-launch (lts__cycles_elapsed.avg.per_second, dram__cycles_elapsed.avg.per_second).
+benchmark's own timed clock, `sm_clock_counted_mhz` (the SMs' own clock64 cycles over
+%globaltimer across the timed samples median_ms comes from, the median over samples), else
+`sm_clock_mhz` (NVML's reading around them) in files without the count; L2 and DRAM at the clocks
+measured over the profiled launch (lts__cycles_elapsed.avg.per_second,
+dram__cycles_elapsed.avg.per_second). The count matters on the tensor rungs: there an H100's SMs
+run a fifth below the clock NVML reports, and the peaks (pipe_peaks.json) are per counted cycle.
 
 The tail. The SM units' peaks are the whole chip's, reached only when every SM has its share of
 the work. The busiest SM has `tail` times the mean SM's work, and the kernel cannot finish
@@ -71,7 +74,7 @@ from dataclasses import dataclass, field
 from gemm_study.analysis import latency as latency_term
 from gemm_study.analysis import schedule as schedule_term
 from gemm_study.analysis import sm_simulation
-from gemm_study.data.results import context_value, field_number, max_warps_per_sm, sm_count
+from gemm_study.data.results import context_value, field_number, max_warps_per_sm, sm_clock_mhz, sm_count
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,7 @@ def tail_of(row, context):
 
 def _clock_hz(row, domain):
     if domain == "sm":
-        return value(row, "sm_clock_mhz") * 1e6
+        return sm_clock_mhz(row) * 1e6
     return value(row, CLOCK_HZ[domain])
 
 
@@ -246,7 +249,9 @@ def missing_inputs(row):
     needed = [c for unit in UNITS for c in unit.work] + [unit.peak for unit in UNITS]
     missing = [c for c in needed if math.isnan(value(row, c))]
     missing += [c for c in (unit.peak for unit in UNITS) if value(row, c) == 0]
-    for key in ("sm_clock_mhz", *CLOCK_HZ.values()):
+    if not sm_clock_mhz(row) > 0:
+        missing.append("sm_clock_mhz")
+    for key in CLOCK_HZ.values():
         if not value(row, key) > 0:
             missing.append(key)
     return list(dict.fromkeys(missing))

@@ -55,7 +55,7 @@ import re
 from dataclasses import dataclass
 
 from gemm_study.analysis import sass_loop
-from gemm_study.data.results import field_number, max_warps_per_sm, sm_count
+from gemm_study.data.results import field_number, max_warps_per_sm, sm_clock_mhz, sm_count
 
 LEVELS = ("shared", "l2", "dram", "barrier")
 # Global loads whose values the loop waits for: LDG, and the generic LD (LDS, LDSM are shared;
@@ -142,7 +142,7 @@ def chain(row, context, units_ms, tail):
     if not lat or not tiling or not shape or not sms > 0:
         return None
     body = sass_loop.body_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
-    blocks, grid, clock = (field_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
+    blocks, grid, clock = field_number(row, "blocks_per_sm"), field_number(row, "grid_blocks"), sm_clock_mhz(row)
     hit = field_number(row, "l2_read_hit_rate")
     if not body or not blocks > 0 or not grid > 0 or not clock > 0 or not 0 <= hit <= 1:
         return None
@@ -170,7 +170,7 @@ def _burst_cycles(row, lat, block_ktiles, in_phase_on_chip):
     sectors = field_number(row, "l2_read_sectors")
     if not sectors > 0:
         return 0.0
-    bytes_per_cycle = lat["l2_read_gbs"] * 1e3 / field_number(row, "sm_clock_mhz")
+    bytes_per_cycle = lat["l2_read_gbs"] * 1e3 / sm_clock_mhz(row)
     return sectors * 32 / block_ktiles * in_phase_on_chip / bytes_per_cycle
 
 

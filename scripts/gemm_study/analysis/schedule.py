@@ -18,7 +18,7 @@ from gemm_study.analysis.sm_simulation import (
     simulate,
     unsupported,
 )
-from gemm_study.data.results import field_number, sm_count
+from gemm_study.data.results import field_number, sm_clock_mhz, sm_count
 
 
 def executed_loop(code):
@@ -104,7 +104,7 @@ def schedule(row, context, tail):
     stages = int(params.get("stages", 0)) if params.get("mbar") else 0
     if not stages and any(sass_loop.opcode(t).startswith("SYNCS.PHASECHK") for t in body):
         return None  # an mbarrier ring whose depth the variant does not give
-    blocks, grid, clock = (field_number(row, k) for k in ("blocks_per_sm", "grid_blocks", "sm_clock_mhz"))
+    blocks, grid, clock = field_number(row, "blocks_per_sm"), field_number(row, "grid_blocks"), sm_clock_mhz(row)
     hit, peak = field_number(row, "l2_read_hit_rate"), field_number(row, "smem_wavefronts_peak_per_cycle")
     warps = latency_term._warps_per_block(row, context)
     if not blocks > 0 or not grid > 0 or not clock > 0 or not 0 <= hit <= 1 or not peak > 0 or not warps > 0:

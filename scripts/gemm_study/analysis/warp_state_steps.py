@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from gemm_study.analysis.account import value
+from gemm_study.data.results import sm_clock_mhz
 
 PREFIX = "stall_"
 HOLDS = 0.10  # the decomposition "holds" within this of the measured time ratio
@@ -76,7 +77,7 @@ def measured_in_cycles(a, b):
     """The step's speedup in SM cycles (time x the benchmark's clock): the decomposition counts
     cycles, and two rungs can run at different clocks. Time alone where a clock is missing."""
     speedup = value(a, "time_ms") / value(b, "time_ms")
-    clocks = value(a, "sm_clock_mhz"), value(b, "sm_clock_mhz")
+    clocks = sm_clock_mhz(a), sm_clock_mhz(b)
     return speedup * clocks[0] / clocks[1] if all(c > 0 for c in clocks) else speedup
 
 

@@ -164,6 +164,15 @@ def field_number(row, key):
     return number if math.isfinite(number) else math.nan
 
 
+def sm_clock_mhz(row):
+    """The SM clock of a row's timed samples in MHz, the one that turns its time into SM cycles:
+    the SMs' own count (sm_clock_counted_mhz: clock64 over %globaltimer across the samples) where
+    the row has it, else NVML's reading (sm_clock_mhz), which under tensor-core load on an H100
+    reads above the clock the SMs run at; NaN without either."""
+    counted = field_number(row, "sm_clock_counted_mhz")
+    return counted if counted > 0 else field_number(row, "sm_clock_mhz")
+
+
 # Types of the `variant` facts that tools compute with (the contract above); a bool is none of them.
 NUMBER = (int, float)
 VARIANT_TYPES = {
@@ -360,7 +369,7 @@ def _legacy_launch(params, m, n):
 # ----------------------------------------------------------------------------- rows
 
 # Never a measurement to compare: bookkeeping, and the clock itself (it turns times into cycles).
-NOT_COUNTERS = ("stage_", "sm_clock_mhz", "clock_throttled")
+NOT_COUNTERS = ("stage_", "sm_clock_mhz", "sm_clock_counted_mhz", "clock_throttled")
 # Row fields that are derived from the entry, not measurements of it.
 COUNTER_EXCLUDED = {"time_ms", "real_time_ms"}
 
