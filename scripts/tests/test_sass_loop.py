@@ -76,3 +76,45 @@ def test_what_is_attached_from_beside_the_results_is_never_written_back(tmp_path
     crosscheck_cache.copy_rows(tmp_path / "results.json", [], out)
     written = json.loads(out.read_text())["context"]
     assert written == {"gemm_study_version": 1, "gpu_name": "G"}
+
+
+def test_the_stall_count_is_bits_41_to_44_of_the_upper_word():
+    # Built field by field: a count of s at bit 41, every other control and encoding bit set
+    # around it, so a shift or a mask off by one reads something else.
+    around = ((1 << 64) - 1) & ~(0xF << 41)
+    for s in range(16):
+        assert sass_loop.stall_cycles(around | (s << 41)) == s
+    # Upper words as cuobjdump prints them: 0x000fc8... (a count of 4 on a uniform add its next
+    # instruction reads) and 0x001fda... (13 before a branch on the predicate it sets).
+    assert sass_loop.stall_cycles(0x000FC8000FFFE13F) == 4
+    assert sass_loop.stall_cycles(0x001FDA0003F05270) == 13
+
+
+def test_stall_counts_are_taken_only_where_they_match_the_code():
+    sass = {
+        "kernels": {"fp32/k/bm:1": {"8x8x8": "k"}},
+        "sass": {"k": [[0, "FFMA R1, R2, R3, R1"], [16, "EXIT"]]},
+        "stalls": {"k": [4, 5]},
+    }
+    assert sass_loop.stalls_of(sass, "fp32", "k/bm:1", "8x8x8") == [4, 5]
+    assert sass_loop.stalls_of(sass, "fp32", "k/bm:1", "9x9x9") is None
+    assert sass_loop.stalls_of(dict(sass, stalls={}), "fp32", "k/bm:1", "8x8x8") is None  # an older sass.json
+    for wrong in ([4], [4, 16], [4, -1], [4, True], [4, 1.5]):
+        assert sass_loop.stalls_of(dict(sass, stalls={"k": wrong}), "fp32", "k/bm:1", "8x8x8") is None, wrong
+
+
+def test_the_sass_collection_keeps_each_instructions_stall_count_beside_the_code():
+    """How tests/cpu/sass_compare.py reads cuobjdump's lines: an instruction, then the upper word
+    of its encoding on a line of its own; an instruction without one has no count."""
+    lines = [
+        "        /*0090*/                   UIADD3 UR6, -UR6, 0x100000, URZ ;   /* 0x0010000006067890 */",
+        "                                                                      /* 0x000fc8000fffe13f */",
+        "        /*00a0*/                   ISETP.NE.AND P0, PT, R8, RZ, PT ;   /* 0x000000ff0800720c */",
+        "                                                                      /* 0x001fda0003f05270 */",
+        "        /*00b0*/                   EXIT ;                              /* 0x000000000000794d */",
+    ]
+    assert sass_loop.cuobjdump_instructions(lines) == [
+        (0x90, "UIADD3 UR6, -UR6, 0x100000, URZ", 4),
+        (0xA0, "ISETP.NE.AND P0, PT, R8, RZ, PT", 13),
+        (0xB0, "EXIT", None),
+    ]

@@ -34,9 +34,16 @@ MACHINE = sm_simulation.Machine(
 )
 
 
-def _cycles(body, warps=4, blocks=1, wavefronts=None, stages=0, ktiles=None):
+def _cycles(body, warps=4, blocks=1, wavefronts=None, stages=0, ktiles=None, stalls=()):
     return sm_simulation.simulate(
-        body, MACHINE, warps_per_block=warps, blocks=blocks, wavefronts=wavefronts or {}, stages=stages, ktiles=ktiles
+        body,
+        MACHINE,
+        warps_per_block=warps,
+        blocks=blocks,
+        wavefronts=wavefronts or {},
+        stages=stages,
+        ktiles=ktiles,
+        stalls=stalls,
     ).cycles_per_block_ktile
 
 
@@ -63,6 +70,24 @@ def test_independent_ffmas_issue_one_per_cycle_on_each_scheduler():
     # At half the rate (the ALU pipe's) the pipe, not the issue slot, sets it: 128 cycles.
     alu = [f"LOP3.LUT R{2 * i}, R200, R201, R{2 * i}, 0x96, !PT" for i in range(64)]
     assert _cycles(alu) == pytest.approx(128, rel=0.02)
+
+
+def test_a_stall_count_holds_the_warp_and_another_warp_issues_in_it():
+    # 64 independent FFMAs, each with a stall count of 3: one warp per scheduler issues one every
+    # 3 cycles, 192 cycles per iteration; no stall counts, 64 (as above).
+    body = [f"FFMA R{2 * i}, R200, R201, R{2 * i}" for i in range(64)]
+    assert _cycles(body, stalls=(3,) * 64) == pytest.approx(3 * 64, rel=0.02)
+    # Two warps per scheduler (8 per block) with a count of 2 fill each other's stalls: the issue
+    # slot, one FFMA per cycle, sets it again, 2 x 64 cycles for the block's two warps per scheduler.
+    assert _cycles(body, warps=8, stalls=(2,) * 64) == pytest.approx(2 * 64, rel=0.02)
+    # A chain's own latency (4) is longer than a stall count of 1: the count changes nothing.
+    chain = ["FFMA R0, R0, R200, R201"] * 32
+    assert _cycles(chain, stalls=(1,) * 32) == pytest.approx(_cycles(chain), rel=1e-9)
+    # A held warp is in `wait`, one cycle per held cycle: 2 per instruction at a count of 3.
+    states = sm_simulation.simulate(body, MACHINE, warps_per_block=4, blocks=1, wavefronts={}, stalls=(3,) * 64).states
+    assert states["wait"] == pytest.approx(2.0, rel=0.02)
+    with pytest.raises(ValueError, match="2 stall counts for a loop of 64"):
+        _cycles(body, stalls=(1, 1))
 
 
 def test_integer_multiply_adds_have_half_the_fma_pipe_and_ffmas_fill_the_other_half():

@@ -35,11 +35,9 @@ import sass_test  # the same reading of cuobjdump's output
 
 # The study's reading of a main loop, so that this report and the study's step sentences agree:
 # run this with the project's Python (scripts/bootstrap's .venv), where gemm_study is installed.
-from gemm_study.analysis.sass_loop import issued, main_loop
+from gemm_study.analysis.sass_loop import cuobjdump_instructions, issued, main_loop
 
 HERE = Path(__file__).resolve().parent
-
-INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
 class BuildError(Exception):
@@ -126,12 +124,9 @@ def symbols(exe):
 
 
 def sass(cuobjdump, exe):
-    """{canonical demangled kernel name: [(address, instruction text)]}."""
+    """{canonical demangled kernel name: [(address, instruction text, stall count)]}."""
     os.environ.setdefault("NVDISASM_PATH", str(Path(cuobjdump).resolve().parent))
-    kernels = {}
-    for name, lines in sass_test.kernels_of(cuobjdump, str(exe)).items():
-        matches = (INSTRUCTION.match(line) for line in lines)
-        kernels[name] = [(int(m.group(1), 16), m.group(2)) for m in matches if m]
+    kernels = {name: cuobjdump_instructions(lines) for name, lines in sass_test.kernels_of(cuobjdump, str(exe)).items()}
     if not kernels:
         raise BuildError(f"cuobjdump -sass {exe} found no kernels")
     names = list(kernels)
@@ -144,7 +139,9 @@ def sass(cuobjdump, exe):
 
 def collect(build, cuobjdump, work):
     """{"facts": {variant: [fields]}, "kernels": {variant: {shape: kernel name}},
-    "sass": {kernel name: [[address, instruction], ...]}} of one build."""
+    "sass": {kernel name: [[address, instruction], ...]}, "stalls": {kernel name: [stall count,
+    ...]}} of one build; a kernel's stall counts, one per instruction of its "sass" list, are
+    there only where every instruction had its control word."""
     exe = compile_tool(build, work)
     run = subprocess.run([str(exe)], capture_output=True, text=True)
     if run.returncode != 0:
@@ -166,7 +163,9 @@ def collect(build, cuobjdump, work):
                 raise BuildError(f"{build}: {variant} at {shape}: no SASS for the kernel at {address:#x} ({name})")
             kernels.setdefault(variant, {})[shape] = name
             used[name] = code[name]
-    return {"build": str(build), "facts": facts, "kernels": kernels, "sass": used}
+    sass_lists = {name: [[a, t] for a, t, _ in ins] for name, ins in used.items()}
+    stalls = {name: [s for _, _, s in ins] for name, ins in used.items() if all(s is not None for _, _, s in ins)}
+    return {"build": str(build), "facts": facts, "kernels": kernels, "sass": sass_lists, "stalls": stalls}
 
 
 def load(path):

@@ -219,7 +219,7 @@ def settle(a, b):
         return (
             "would settle it: the warp states per SASS line (ncu's source counters) against the "
             "simulation's: a state the run has and the simulation lacks (dispatch stalls, register-"
-            "bank conflicts, the compiler's stall counts in `wait`) is what it leaves out"
+            "bank conflicts, the memory system's queues) is what it leaves out"
         )
     if account.LATENCY.key in (a["account_unit"], b["account_unit"]):
         return (

@@ -103,6 +103,40 @@ def main_loop(instructions):
     return len(body), collections.Counter(opcode(t) for t in body)
 
 
+# Where the compiler's stall count sits in an instruction's control bits: bits 105 to 108 of the
+# 128-bit encoding on sm_70 and later, so bits 41 to 44 of the upper 64-bit word that cuobjdump
+# prints on the line after the instruction. The count is how many cycles the warp waits before it
+# issues its next instruction: the fixed latencies the compiler schedules for (a result read by
+# the next instruction, a pipe's issue interval) where no scoreboard tracks them. ncu counts a
+# warp held by it as `wait`.
+STALL_SHIFT, STALL_MASK = 41, 0xF
+
+
+def stall_cycles(upper_word):
+    """The stall count of an instruction whose encoding's upper 64 bits are `upper_word`."""
+    return (upper_word >> STALL_SHIFT) & STALL_MASK
+
+
+CUOBJDUMP_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+# The line after an instruction holds the upper 64 bits of its 128-bit encoding.
+CUOBJDUMP_UPPER_WORD = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
+
+
+def cuobjdump_instructions(lines):
+    """[(address, instruction text, stall count)] of one kernel's `cuobjdump -sass` lines; the
+    stall count None where the instruction's upper word does not follow it."""
+    out = []
+    for line in lines:
+        m = CUOBJDUMP_INSTRUCTION.match(line)
+        if m:
+            out.append((int(m.group(1), 16), m.group(2), None))
+            continue
+        c = CUOBJDUMP_UPPER_WORD.match(line)
+        if c and out and out[-1][2] is None:
+            out[-1] = (*out[-1][:2], stall_cycles(int(c.group(1), 16)))
+    return out
+
+
 def _code(sass, precision, variant, shape):
     name = (sass.get("kernels") or {}).get(f"{precision}/{variant}", {}).get(shape)
     code = (sass.get("sass") or {}).get(name) if name else None
@@ -113,6 +147,21 @@ def code_of(sass, precision, variant, shape):
     """[(address, text)] of the kernel `variant` launches at `shape`, or None where sass.json does
     not have it."""
     return _code(sass, precision, variant, shape) if isinstance(sass, dict) else None
+
+
+def stalls_of(sass, precision, variant, shape):
+    """The stall counts of the kernel `variant` launches at `shape`, one per instruction of
+    code_of, or None where sass.json has none for it (files collected before it recorded them)."""
+    if not isinstance(sass, dict):
+        return None
+    name = (sass.get("kernels") or {}).get(f"{precision}/{variant}", {}).get(shape)
+    stalls = (sass.get("stalls") or {}).get(name) if name else None
+    code = (sass.get("sass") or {}).get(name) if name else None
+    if not isinstance(stalls, list) or not code or len(stalls) != len(code):
+        return None
+    if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= STALL_MASK for x in stalls):
+        return None
+    return stalls
 
 
 def body_of(sass, precision, variant, shape):

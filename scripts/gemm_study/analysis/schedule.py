@@ -21,16 +21,22 @@ from gemm_study.analysis.sm_simulation import (
 from gemm_study.data.results import field_number, sm_clock_mhz, sm_count
 
 
-def executed_loop(code):
-    """The main loop's issued instruction texts in the order one iteration of a full tile runs
-    them: forward branches not taken (the guards of the last k-tile's prefetch and of partial
-    tiles); [] where a loop is nested in it, whose trip count and remainder guards the SASS does
-    not give (an mbarrier try-wait's retry is no such loop: the simulation waits at the try-wait)."""
+def executed_indices(code):
+    """The indices into code of the main loop's issued instructions in the order one iteration of
+    a full tile runs them: forward branches not taken (the guards of the last k-tile's prefetch and
+    of partial tiles); [] where a loop is nested in it, whose trip count and remainder guards the
+    SASS does not give (an mbarrier try-wait's retry is no such loop: the simulation waits at the
+    try-wait)."""
     span = sass_loop.main_loop_span(code)
     if not span or any(not _spin(body) for body in sass_loop.inner_loop_bodies(code)):
         return []
     first, last = span
-    return [text for _, text in code[first : last + 1] if sass_loop.issued(text)]
+    return [i for i in range(first, last + 1) if sass_loop.issued(code[i][1])]
+
+
+def executed_loop(code):
+    """The texts of executed_indices."""
+    return [code[i][1] for i in executed_indices(code)]
 
 
 def _spin(body):
@@ -98,9 +104,11 @@ def schedule(row, context, tail):
         or not all(isinstance(x, int) and x > 0 for x in (bm, bn, bk))
     ):
         return None
-    body = executed_loop(code)
+    indices = executed_indices(code)
+    body = [code[i][1] for i in indices]
     if not body or unsupported(body):
         return None
+    stalls = sass_loop.stalls_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
     stages = int(params.get("stages", 0)) if params.get("mbar") else 0
     if not stages and any(sass_loop.opcode(t).startswith("SYNCS.PHASECHK") for t in body):
         return None  # an mbarrier ring whose depth the variant does not give
@@ -132,6 +140,7 @@ def schedule(row, context, tail):
         blocks=resident,
         wavefronts=_wavefronts(body, field_number(row, "smem_wavefronts") / (tiles * ktiles * warps)),
         stages=stages,
+        stalls=tuple(stalls[i] for i in indices) if stalls else (),
     )
     if not math.isfinite(out.cycles_per_block_ktile):  # every warp waiting: the simulation did not finish
         return None

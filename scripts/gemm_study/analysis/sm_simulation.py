@@ -17,7 +17,10 @@ The machine (one SM, every number from pipe_peaks.json beside the study):
                issues at most one instruction per cycle, from the warp it issued last if that one
                is ready, else the oldest ready warp (greedy, then oldest); the SM's shared pipe
                serves the schedulers in turn
-  in order     a warp's next instruction waits until every register it reads or writes is ready
+  in order     a warp's next instruction waits until every register it reads or writes is ready,
+               and until the stall count the compiler gave the warp's last instruction has run
+               out (the control bits cuobjdump prints beside it: sass_loop.stall_cycles; where
+               sass.json has none, no such wait)
   latencies    an instruction's result is ready after its pipe's dependent latency, in whole
                cycles
                (instruction_latencies: fma, alu, fp64, and the MMA form of the kernel), a
@@ -45,13 +48,14 @@ The result: SM cycles per block and k-tile in the steady state (the slope of the
 SM completes over time, past the first quarter of them, least squares), and
 the warp states it predicts, per issued instruction, under the names ncu gives the measured ones
 (long_scoreboard: a global load's register; short_scoreboard: a shared load's; wait: a math
-result; math_pipe_throttle: a busy pipe; mio_throttle: the busy shared-memory pipe; barrier;
-stage_wait: cp.async and mbarrier waits; not_selected: ready, another warp issued).
+result or a stall count; math_pipe_throttle: a busy pipe; mio_throttle: the busy shared-memory
+pipe; barrier; stage_wait: cp.async and mbarrier waits; not_selected: ready, another warp
+issued).
 
 What it leaves out: operand-collector and register-bank conflicts, the instruction cache,
 dual issue, the LSU's and L1's own queues, the memory system's queues beyond the L2 burst; the
-compiler's stall counts (the control codes cuobjdump does not print), which ncu counts as `wait`,
-so the simulated `wait` holds dependent results only; uniform registers, predicates and
+control bits beside the stall count (yield, the scoreboards they name: a variable-latency result
+is waited for through its register instead); uniform registers, predicates and
 write-after-read hazards (an instruction waits only for general registers it reads or writes
 that a pending instruction writes); an
 instruction it does not know runs on the ALU pipe with its latency; predicated-off instructions
@@ -242,19 +246,25 @@ def unsupported(body):
 # ----------------------------------------------------------------------------- the simulation
 
 
-def simulate(body, machine, *, warps_per_block, blocks, wavefronts, stages=0, ktiles=None):
+def simulate(body, machine, *, warps_per_block, blocks, wavefronts, stages=0, ktiles=None, stalls=()):
     """The Schedule (cycles per block and k-tile; warp states per issued instruction) of `blocks`
     resident blocks of `warps_per_block` warps running `body` (instruction texts) `ktiles` times
     (by default as many as iterations() gives).
-    wavefronts[i]: the shared-memory wavefronts of body[i]; stages: the mbarrier ring's depth."""
+    wavefronts[i]: the shared-memory wavefronts of body[i]; stages: the mbarrier ring's depth;
+    stalls[i]: the compiler's stall count of body[i] (sass_loop.stall_cycles), () without them."""
+    if stalls and len(stalls) != len(body):
+        raise ValueError(f"{len(stalls)} stall counts for a loop of {len(body)} instructions")
     ktiles = ktiles or iterations(warps_per_block * blocks, len(body))
-    return _simulate(tuple(body), machine, warps_per_block, blocks, tuple(sorted(wavefronts.items())), stages, ktiles)
+    return _simulate(
+        tuple(body), machine, warps_per_block, blocks, tuple(sorted(wavefronts.items())), stages, ktiles, tuple(stalls)
+    )
 
 
 PIPES = ("fma_heavy", "fma_lite", "alu", "fp64", "tensor")
 FMA_HALVES = (PIPES.index("fma_heavy"), PIPES.index("fma_lite"))
-S_SELECTED, S_NOT_SELECTED, S_BARRIER, S_STAGE, S_PIPE, S_MIO = (
-    STATES.index(k) for k in ("selected", "not_selected", "barrier", "stage_wait", "math_pipe_throttle", "mio_throttle")
+S_SELECTED, S_NOT_SELECTED, S_BARRIER, S_STAGE, S_PIPE, S_MIO, S_WAIT = (
+    STATES.index(k)
+    for k in ("selected", "not_selected", "barrier", "stage_wait", "math_pipe_throttle", "mio_throttle", "wait")
 )
 
 
@@ -301,7 +311,7 @@ def _steps(program, machine, wavefronts):
 
 
 @functools.lru_cache(maxsize=256)
-def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles):
+def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles, stalls):
     program = [decode(t) for t in body]
     steps = _steps(program, machine, dict(wavefronts))
     roles = _wait_roles(program)
@@ -313,6 +323,7 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
     waited_as = [[0] * registers for _ in range(n)]  # register -> the state of a warp waiting for it
     pc, iteration = [0] * n, [0] * n
     release = [0.0] * n  # barrier or stage release
+    next_issue = [0.0] * n  # the cycle the stall count of the warp's last instruction ends
     waiting = [0] * n  # state while released at `release`
     at_barrier = [False] * n
     arrived = [0] * blocks
@@ -352,6 +363,11 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
                     cycle[waiting[w]] += 1
                     if release[w] < soonest:
                         soonest = release[w]
+                    continue
+                if next_issue[w] > t:
+                    cycle[S_WAIT] += 1
+                    if next_issue[w] < soonest:
+                        soonest = next_issue[w]
                     continue
                 st = steps[pc[w]]
                 r = ready[w]
@@ -420,6 +436,8 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
                     e = empty[block_of[w]].setdefault(iteration[w], [0, 0.0])
                     e[0] += 1
                     e[1] = max(e[1], float(t))
+                if stalls:
+                    next_issue[w] = t + stalls[pc[w]]
                 done = t + st.latency
                 for x in ins.writes:
                     r[x] = done
