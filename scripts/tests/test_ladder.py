@@ -105,6 +105,22 @@ def test_tensor_rungs_against_the_library_of_their_arithmetic_and_the_best_libra
     assert fp64.loc["mma_fp64_m16n8k16", "pct_of_reference"] == pytest.approx(100 * 48800 / 58600)
 
 
+def test_in_sm_cycles_each_side_counts_at_the_clock_its_sms_counted(tmp_path):
+    """wgmma_tma at 326,000 GFLOP/s against cuBLAS TF32 at 345,000: 94.5% in time. Where the SMs
+    counted 1,500 MHz for cuBLAS and 1,650 for wgmma_tma (NVML reading one clock for both), the
+    kernel used 1,650/1,500 of its time's cycles: 94.5% x 1,500/1,650 in cycles."""
+    entries = study_rows.study()
+    for e in entries:
+        if e["name"].startswith("gemm/fp32/cublas_tf32/"):
+            e["sm_clock_mhz"], e["sm_clock_counted_mhz"] = 1980.0, 1500.0
+        if e["name"].startswith("gemm/fp32/wgmma_tma/"):
+            e["sm_clock_mhz"], e["sm_clock_counted_mhz"] = 1980.0, 1650.0
+    context, kernel = kernel_of(study_rows.write(tmp_path / "counted.json", entries))
+    row = view(kernel, context, "tf32").rows.set_index("family").loc["wgmma_tma"]
+    assert row["pct_of_reference"] == pytest.approx(100 * 326000 / 345000, rel=1e-3)
+    assert row["pct_of_reference_cycles"] == pytest.approx(100 * 326000 / 345000 * 1500 / 1650, rel=1e-3)
+
+
 def test_each_row_against_the_ceiling_of_its_own_unit(synthetic):
     context, kernel = synthetic
     table = ceilings.ceilings(context, kernel)

@@ -66,6 +66,7 @@ def lines(path, also=(), command=""):
         "fastest rung",
         "GFLOP/s",
         "% of cuBLAS, same arithmetic",
+        "the same in SM cycles",
         "% of its ceiling",
         "limiter (explained)",
         "SM clock, power state",
@@ -75,7 +76,7 @@ def lines(path, also=(), command=""):
         "each kernel against cuBLAS measured in the same run:",
         "",
         "| " + " | ".join(head) + " |",
-        "|---|---|" + "---:|" * 3 + "---|---|" + "---:|" * len(others),
+        "|---|---|" + "---:|" * 4 + "---|---|" + "---:|" * len(others),
     ]
     for lad, row in best_rungs(kernel, context, table, shape):
         explained = row.get("account_explained")
@@ -89,9 +90,10 @@ def lines(path, also=(), command=""):
             f"{int(row['rung'])} `{row['variant']}`",
             number(row["gflops"]),
             f"{number(row['pct_of_reference'])}%",
+            _percent(row.get("pct_of_reference_cycles")),
             f"{number(row['pct_of_peak'])}%",
             limiter,
-            f"{number(row.get('sm_clock_mhz'))} MHz, {_state(row)}",
+            f"{_clock(row)}, {_state(row)}",
         ]
         for _, _, views in others:
             view = views.get(lad.key)
@@ -101,6 +103,21 @@ def lines(path, also=(), command=""):
     sources = ", ".join([f"`{path}`"] + [f"`{p}` ({_cube(s)})" for p, s, _ in others])
     out += ["", f"From {sources}; written by `{command}`." if command else f"From {sources}."]
     return out
+
+
+def _percent(x):
+    return f"{number(x)}%" if isinstance(x, float) and math.isfinite(x) else "n/a"
+
+
+def _clock(row):
+    """'1,646 MHz (NVML 1,920)' where the SMs counted their clock and NVML read another, else the
+    one reading there is."""
+    nvml, counted = row.get("sm_clock_mhz"), row.get("sm_clock_counted_mhz")
+    if isinstance(counted, float) and counted > 0:
+        if isinstance(nvml, float) and nvml > 0 and abs(nvml / counted - 1) > 0.01:
+            return f"{number(counted)} MHz (NVML {number(nvml)})"
+        return f"{number(counted)} MHz"
+    return f"{number(nvml)} MHz"
 
 
 def write_into(readme, block):
