@@ -175,6 +175,34 @@ def test_cycles_find_a_slowdown_hidden_by_a_higher_clock(tmp_path):
     assert row(result)["verdict"] == "SLOWER" and status == 1
 
 
+def test_the_sms_counted_clock_cancels_a_drop_nvml_does_not_show(tmp_path):
+    """NVML reads 1,980 MHz on both sides; the candidate's SMs counted 10% fewer cycles per second
+    and it took 1/0.9 the time: the same counted cycles, SAME. Cycles from NVML's clock would call
+    it SLOWER, and do where one side did not count its clock (no mixing of the two clocks)."""
+
+    def counted(mhz):
+        return {"sm_clock_counted_mhz": mhz}
+
+    base = {SHARED: {"times": jitter(1.0), "clocks": [1980.0] * 10, "extra": counted(1600.0)}}
+    cand = {SHARED: {"times": jitter(1.0 / 0.9, seed=2), "clocks": [1980.0] * 10, "extra": counted(1440.0)}}
+    status, result = pair(tmp_path, base, cand)
+    r = row(result)
+    assert (r["statistic"], r["clock"], r["verdict"], status) == ("kcycles", "counted", "SAME", 0)
+    assert any("the SMs' own count" in n for n in result["notes"])
+    uncounted = {SHARED: {"times": jitter(1.0 / 0.9, seed=2), "clocks": [1980.0] * 10}}
+    status, result = pair(tmp_path, base, uncounted)
+    r = row(result)
+    assert (r["clock"], r["verdict"], status) == ("nvml", "SLOWER", 1)
+
+
+@pytest.mark.parametrize("counted", [[1600.0], [1600.0, -1.0], [1600.0, float("inf")], "1600"])
+def test_sample_clock_counts_that_are_not_one_number_per_sample_are_refused(tmp_path, capsys, counted):
+    samples = {"ms": [1.0, 1.0], "sm_clock_mhz": [1980.0, 1980.0], "flagged": [0, 0]}
+    spec = {SHARED: {"times": jitter(1.0), "extra": {"samples": dict(samples, sm_clock_counted_mhz=counted)}}}
+    path = write_run(tmp_path / "bad.json", spec)
+    assert "sm_clock_counted_mhz" in bad(tmp_path, capsys, path, path)
+
+
 def test_end_to_end_compares_time_since_the_copies_ignore_the_sm_clock():
     """Copies run at the link's speed: cycles (time x SM clock) would move an end-to-end benchmark
     whenever the clock moved, so its repetitions have none and the comparison takes its time."""

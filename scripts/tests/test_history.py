@@ -8,7 +8,8 @@ time to a copy of the tools and runs those tests, and checks that they pass with
   - the significance made 10%: gemm_study/regression/compare.py: `alpha: float = 0.05` -> `alpha: float = 0.10` => test_compare.py -k significance_is_five
   - the exact-count tolerance made 2%: gemm_study/regression/compare.py: `count_tolerance: float = 0.001` -> `count_tolerance: float = 0.02` => test_compare.py -k exact_count_tolerance
   - a higher-is-better count read as lower-is-better: gemm_study/regression/compare.py: `(metric.better == "lower")` -> `(metric.better != "none")` => test_compare.py -k higher_is_better
-  - cycles from the run's median clock, not each repetition's: gemm_study/regression/compare.py: `return bench.cycles if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
+  - cycles from the run's median clock, not each repetition's: gemm_study/regression/compare.py: `return cycles_of(bench, counted) if statistic == "kcycles" else bench.times` -> `return [t * float(np.median(bench.clocks)) for t in bench.times] if statistic == "kcycles" else bench.times` => test_compare.py -k each_repetitions_clock
+  - the SMs' count and NVML's clock mixed in one comparison: gemm_study/data/results.py: `return bool(ran) and all(len(b.counted_cycles) == len(b.times) for b in ran)` -> `return any(b.counted_cycles for b in ran)` => test_compare.py -k counted_clock_cancels
   - a two-sided rank test: gemm_study/regression/compare.py: `alternative="greater"` -> `alternative="two-sided"` => test_compare.py -k one_sided
   - means instead of medians: gemm_study/regression/compare.py: `base_med, cand_med = float(np.median(base)), float(np.median(cand))` -> `base_med, cand_med = float(np.mean(base)), float(np.mean(cand))` => test_compare.py -k outliers
   - fewer than 4 repetitions a side allowed: gemm_study/regression/compare.py: `MIN_REPETITIONS = 4` -> `MIN_REPETITIONS = 2` => test_compare.py -k ten_against_two
@@ -355,3 +356,18 @@ def test_a_long_revision_label_is_cut_on_the_axis_and_numbered_like_the_table():
     assert tick_label(0, "e55dd11") == "#0 e55dd11"
     long = tick_label(4, "e55dd11+slow-warptile+slow-blocktile_2d+slow-blocktile_1d")
     assert len(long) == TICK_CHARS and long.startswith("#4 e55dd11+slow") and long.endswith("\u2026")
+
+
+def test_a_series_takes_the_sms_counted_cycles_only_where_every_run_counted_them():
+    """A history never mixes the two clocks: the counted cycles where every run of the benchmark
+    has them on every repetition, NVML's cycles where one run lacks them."""
+    from gemm_study.data.results import Bench
+    from gemm_study.regression.history import points_of
+
+    def bench(counted):
+        return Bench("shared", times=[1.0, 1.0], cycles=[1980.0, 1980.0], counted_cycles=counted)
+
+    both = [("r1", {"x": bench([1600.0, 1600.0])}), ("r2", {"x": bench([1500.0, 1500.0])})]
+    assert [p.values for p in points_of(both, "x", "kcycles")] == [[1600.0, 1600.0], [1500.0, 1500.0]]
+    one = [("r1", {"x": bench([1600.0, 1600.0])}), ("r2", {"x": bench([])})]
+    assert [p.values for p in points_of(one, "x", "kcycles")] == [[1980.0, 1980.0], [1980.0, 1980.0]]

@@ -444,10 +444,20 @@ def _samples(where, samples):
             f"{where}: samples: {len(ms or [])} times, {len(clocks)} clocks, {len(flagged)} flags; "
             "expected as many positive times as clocks and flags"
         )
+    counted = samples.get("sm_clock_counted_mhz", [])
+    if (
+        not isinstance(counted, list)
+        or not all(is_number(v) and math.isfinite(v) and 0 <= v <= MAX_MHZ for v in counted)
+        or (counted and len(counted) != len(ms))
+    ):
+        raise InputError(
+            f"{where}: samples.sm_clock_counted_mhz must be a list of numbers >= 0, one per sample ({len(ms)})"
+        )
     slowdown = samples.get("slowdown", [])
     return {
         "ms": [float(v) for v in ms],
         "sm_clock_mhz": [float(v) for v in clocks] or [0.0] * len(ms),
+        "sm_clock_counted_mhz": [float(v) for v in counted] or [0.0] * len(ms),
         "flagged": [bool(v) for v in flagged],
         "slowdown": [str(v) for v in slowdown] if isinstance(slowdown, list) else [],
     }
@@ -469,6 +479,23 @@ def repetition_cycles(row):
             return float(np.median(cycles))
     clock = row.get("sm_clock_mhz")
     return row["time_ms"] * clock if clock else None
+
+
+def repetition_counted_cycles(row):
+    """Thousands of SM cycles of one repetition by the SMs' own count of the clock (the median of
+    ms x sm_clock_counted_mhz over the samples that have a count, else median_ms x the row's
+    sm_clock_counted_mhz), or None where the run did not count it. Under tensor-core load NVML's
+    clock is not the SMs': these are the cycles that stay put when the clock moves unseen. None
+    end to end, as repetition_cycles."""
+    if row.get("end_to_end"):
+        return None
+    samples = row.get("samples")
+    if samples:
+        cycles = [t * c for t, c in zip(samples["ms"], samples.get("sm_clock_counted_mhz", ())) if c > 0]
+        if cycles:
+            return float(np.median(cycles))
+    clock = field_number(row, "sm_clock_counted_mhz")
+    return row["time_ms"] * clock if clock > 0 else None
 
 
 def read_rows(path, entries):
@@ -550,6 +577,7 @@ class Bench:
     times: list = field(default_factory=list)  # ms per repetition that ran
     clocks: list = field(default_factory=list)  # MHz per repetition, where recorded
     cycles: list = field(default_factory=list)  # thousands of cycles per repetition (repetition_cycles)
+    counted_cycles: list = field(default_factory=list)  # the same by the SMs' count (repetition_counted_cycles)
     from_samples: int = 0  # repetitions whose cycles came from per-sample clocks
     slowdown: set = field(default_factory=set)  # NVML slowdown reasons seen in any sample
     real_times: list = field(default_factory=list)
@@ -580,6 +608,9 @@ def load_run(path):
         if cycles is not None:
             bench.cycles.append(cycles)
             bench.from_samples += "samples" in row
+        counted = repetition_counted_cycles(row)
+        if counted is not None:
+            bench.counted_cycles.append(counted)
         bench.slowdown.update(row.get("samples", {}).get("slowdown", ()))
         bench.throttled |= bool(row.get("clock_throttled", 0))
         bench.spins |= row.get("spins") is True
@@ -594,6 +625,19 @@ def load_run(path):
         if bench.clocks and len(bench.clocks) != len(bench.times):
             raise InputError(f"{path}: {name}: sm_clock_mhz on {len(bench.clocks)} of {len(bench.times)} repetitions")
     return context, benches
+
+
+def cycles_of(bench, counted):
+    """The bench's cycles per repetition: by the SMs' count where `counted` (every repetition has
+    one: counted_clock_on), else from NVML's clock."""
+    return bench.counted_cycles if counted else bench.cycles
+
+
+def counted_clock_on(benches):
+    """Whether every repetition of every bench (None or failed ones aside) has cycles by the SMs'
+    count: only then are they compared, so that one comparison never mixes the two clocks."""
+    ran = [b for b in benches if b is not None and not b.errors and b.times]
+    return bool(ran) and all(len(b.counted_cycles) == len(b.times) for b in ran)
 
 
 def one_row_per_benchmark(frame):

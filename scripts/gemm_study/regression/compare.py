@@ -4,6 +4,8 @@ history's segments, series.py).
 The rule (one benchmark, per-repetition samples on each side):
   statistic  cycles (each repetition's time x its own SM clock, results.repetition_cycles) when
              both sides recorded clocks, else median_ms (real_time only where median_ms is absent);
+             the clock is the SMs' own count (repetition_counted_cycles) where both sides counted
+             it on every repetition, else NVML's;
   change     median(candidate) / median(baseline) - 1;
   noise      sqrt(s_base^2 + s_cand^2 + drift^2 (1/runs_base + 1/runs_cand)), s = IQR / median /
              1.349 (robust relative SD of one repetition), drift = the between-run allowance of one
@@ -27,7 +29,7 @@ import numpy as np
 from gemm_study.data.catalogue import load_catalogue
 from gemm_study.data.errors import InputError
 from gemm_study.data.formatting import significant
-from gemm_study.data.results import load_run
+from gemm_study.data.results import counted_clock_on, cycles_of, load_run
 from gemm_study.ncu.crosscheck import SPIN_DEPENDENT
 from gemm_study.regression.guards import guarded
 
@@ -213,8 +215,8 @@ def statistic_of(name, b, c, settings):
     return "kcycles" if clocks and settings.statistic != "time" else "ms"
 
 
-def samples_of(bench, statistic):
-    return bench.cycles if statistic == "kcycles" else bench.times
+def samples_of(bench, statistic, counted=False):
+    return cycles_of(bench, counted) if statistic == "kcycles" else bench.times
 
 
 def counter_changes(b_counters, c_counters, settings, catalogue, spins=False):
@@ -261,8 +263,11 @@ def compare_benchmark(name, b, c, settings, catalogue):
         row.update(verdict="BASE_FAILED", error=b.errors[0])
         return row
     statistic = statistic_of(name, b, c, settings)
-    row.update(verdict(samples_of(b, statistic), samples_of(c, statistic), settings))
+    counted = statistic == "kcycles" and counted_clock_on((b, c))
+    row.update(verdict(samples_of(b, statistic, counted), samples_of(c, statistic, counted), settings))
     row["statistic"] = statistic
+    if statistic == "kcycles":
+        row["clock"] = "counted" if counted else "nvml"
     row["time_change"] = float(np.median(c.times) / np.median(b.times) - 1)
     row["clock_change"] = float(np.median(c.clocks) / np.median(b.clocks) - 1) if b.clocks and c.clocks else None
     if b.real_times and c.real_times:
@@ -290,6 +295,12 @@ def method_notes(base_path, base, cand_path, cand, rows, settings):
             )
     if clocked[0][1] != clocked[1][1]:
         notes.append("sm_clock_mhz recorded on one side only: every benchmark compared in time, not cycles")
+    clocks = {r.get("clock") for r in rows}
+    if "counted" in clocks:
+        notes.append(
+            "cycles from the SMs' own count of the clock (sm_clock_counted_mhz) where both sides counted it"
+            + (", from NVML's clock elsewhere" if "nvml" in clocks else "")
+        )
     fields = {tuple(r["time_fields"]) for r in rows if "time_fields" in r}
     for base_field, cand_field in sorted(fields):
         if base_field != cand_field:

@@ -14,7 +14,7 @@ import numpy as np
 from gemm_study.data.catalogue import load_catalogue
 from gemm_study.data.errors import InputError, writing
 from gemm_study.data.formatting import significant
-from gemm_study.data.results import load_run
+from gemm_study.data.results import counted_clock_on, cycles_of, load_run
 from gemm_study.regression.compare import check_context, rule_text
 from gemm_study.regression.series import Point, events
 
@@ -111,6 +111,7 @@ def series_statistic(benches, settings, name):
 
 
 def points_of(runs, name, statistic):
+    counted = counted_clock_on([benches.get(name) for *_, benches in runs])
     points = []
     for i, (*_, benches) in enumerate(runs):
         bench = benches.get(name)
@@ -119,7 +120,7 @@ def points_of(runs, name, statistic):
         elif bench.errors:
             points.append(Point(i, "failed", error=bench.errors[0]))
         else:
-            values = bench.cycles if statistic == "kcycles" else bench.times
+            values = cycles_of(bench, counted) if statistic == "kcycles" else bench.times
             points.append(
                 Point(i, "ok", list(values), list(bench.counters.get("gflops", [])), bench.counters, spins=bench.spins)
             )
