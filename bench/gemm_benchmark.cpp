@@ -77,7 +77,7 @@ struct BenchCase {
 // median SM clock it ran at (0: unknown).
 struct ReferenceTime {
   double ms = 0;
-  double clock_mhz = 0;
+  RunClock clock;
 };
 std::map<std::string, ReferenceTime>& cublas_medians() {
   static std::map<std::string, ReferenceTime> medians;
@@ -175,7 +175,7 @@ ReferenceTime cublas_reference_time(Precision p, Workspace& ws, StudyContext& ct
   const WarmupResult warm = warm_up(launch, ctx.stream, warmup_policy(ctx.options, ws.shape), nvml);
   const TimingResult t = time_gpu(launch, ctx.stream, ctx.options.flush_l2,
                                   launches_per_sample(warm.launch_ms), nvml, sampling_policy(ctx.options));
-  return medians[key] = {t.median_ms, cycles_clock_mhz(t)};
+  return medians[key] = {t.median_ms, run_clock(t)};
 }
 
 // "kernels": [...], the kernels a library call ran for this shape, or why they are unknown.
@@ -373,7 +373,7 @@ void run_case(benchmark::State& state, const BenchCase& c) {
         cs.kernels_json = kernels_json(work);
     }
     if (v.family == "cublas" && !c.end_to_end)
-      cublas_medians()[cublas_key(v.precision, c.shape)] = {t.median_ms, cycles_clock_mhz(t)};
+      cublas_medians()[cublas_key(v.precision, c.shape)] = {t.median_ms, run_clock(t)};
 
     record_timing(state, c, t, host);
     state.counters["max_rel_err"] = cs.verification.max_rel_err;
@@ -386,9 +386,9 @@ void run_case(benchmark::State& state, const BenchCase& c) {
       }
       state.counters["pct_of_cublas"] = 100.0 * ref.ms / t.median_ms;
       // The same comparison in SM cycles: a clock difference between the two runs cancels.
-      if (ref.clock_mhz > 0 && cycles_clock_mhz(t) > 0)
-        state.counters["pct_of_cublas_cycles"] =
-            100.0 * ref.ms * ref.clock_mhz / (t.median_ms * cycles_clock_mhz(t));
+      const auto [ref_mhz, own_mhz] = comparable_clocks(ref.clock, run_clock(t));
+      if (ref_mhz > 0 && own_mhz > 0)
+        state.counters["pct_of_cublas_cycles"] = 100.0 * ref.ms * ref_mhz / (t.median_ms * own_mhz);
     }
     if (!ctx.options.profile && !host) attach_counters(state, c, ws, ctx);
     cs.total_s = total_before +

@@ -3,16 +3,19 @@
 // right after its stop event.
 //
 // Why beside NVML. NVML reports the clock the driver set on the SM clock domain. On an H100 the
-// SMs count fewer cycles per second than that under tensor-core load: with NVML at 1980 MHz
-// throughout, ncu's sm__cycles_elapsed.avg.per_second read 1567 to 1899 MHz on the tensor rungs'
-// profiled launches and pipe-peaks' clock64 over %globaltimer 1800 MHz on the MMA forms, while
-// the CUDA-core rungs read within 1% of NVML. Cycles computed from NVML's clock (the account's
-// units at peak, "in SM cycles" comparisons) are then off by up to a fifth; this count is not.
+// SMs count fewer cycles per second than that under TF32 tensor-core load: in one study, with
+// NVML at 1920 to 1980 MHz, the SMs counted 1443 to 1879 MHz on those benchmarks at 4096^3 (ncu's
+// sm__cycles_elapsed.avg.per_second 1497 to 1891 on their profiled launches, pipe-peaks' clock64
+// over %globaltimer 1815 on the TF32 MMA forms), while the project's other kernels counted within
+// 2% of NVML. Cycles from NVML's clock (the account's units at peak, "in SM cycles" comparisons)
+// are then off by up to a quarter; this count is not. Where nothing slows the SMs the count sits
+// about 0.8% above NVML's maximum (so does ncu's): compare counts with counts, NVML with NVML.
 //
-// Each stamp is one 32-thread block per slot of a grid of twice the SMs, so every SM is stamped
-// with near certainty (blocks go to idle SMs first); an SM counts when both stamps reached it.
-// The window holds the sample's launches and two short gaps, so it needs to be long against the
-// timer's granularity: a window under kMinWindowNs gives no reading.
+// Each stamp is one 32-thread block per slot of a grid of twice the SMs (blocks go to idle SMs
+// first); an SM counts when both stamps reached it; the chip has one SM clock domain (NVML's
+// NVML_CLOCK_SM), so the median over those that did is the chip's clock, busy SMs or idle. The window holds the sample's launches and two short gaps,
+// so it needs to be long against the timer's granularity: a window under kMinWindowNs gives no
+// reading, and a run's count needs a reading on most of its samples (timing.h).
 #pragma once
 
 #include <cuda_runtime_api.h>

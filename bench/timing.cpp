@@ -188,12 +188,17 @@ void summarize_samples(TimingResult& r) {
   // At most half the samples can be flagged (they lie below the median clock).
   r.median_ms_unflagged = median(unflagged_ms);
   r.median_clock_mhz = clocks.empty() ? 0 : typical_clock;
-  r.median_counted_clock_mhz = counted.empty() ? 0 : median(counted);
+  const bool enough = !r.samples.empty() && double(counted.size()) >= kMinCountedShare * double(r.samples.size());
+  r.median_counted_clock_mhz = enough ? median(counted) : 0;
   r.median_power_w = powers.empty() ? 0 : median(powers);
 }
 
-double cycles_clock_mhz(const TimingResult& t) {
-  return t.median_counted_clock_mhz > 0 ? t.median_counted_clock_mhz : t.median_clock_mhz;
+RunClock run_clock(const TimingResult& t) { return {t.median_clock_mhz, t.median_counted_clock_mhz}; }
+
+std::pair<double, double> comparable_clocks(const RunClock& a, const RunClock& b) {
+  if (a.counted_mhz > 0 && b.counted_mhz > 0) return {a.counted_mhz, b.counted_mhz};
+  if (a.nvml_mhz > 0 && b.nvml_mhz > 0) return {a.nvml_mhz, b.nvml_mhz};
+  return {0, 0};
 }
 
 TimingResult time_gpu(const std::function<void()>& launch, cudaStream_t stream, bool flush,

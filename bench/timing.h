@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sampling.h"
@@ -39,6 +40,9 @@ struct Sample {
 
 // A sample whose clock is this fraction below the median sample clock is flagged.
 inline constexpr double kClockDrop = 0.02;
+// The SMs' count is a benchmark's clock only where at least this share of its samples has one
+// (samples of one short launch are too short for the timer: one long sample is not the run).
+inline constexpr double kMinCountedShare = 0.5;
 
 struct WarmupPolicy {
   // A burst measurement first leaves the GPU idle for as long as it has been busy since the last
@@ -90,9 +94,17 @@ int launches_per_sample(double single_launch_ms);
 WarmupResult warm_up(const std::function<void()>& launch, cudaStream_t stream,
                      const WarmupPolicy& policy, const Nvml& nvml);
 
-// The clock that turns this result's time into SM cycles: the SMs' own count where the probe
-// read one, else NVML's.
-double cycles_clock_mhz(const TimingResult& t);
+// A run's SM clock both ways (MHz, 0 where there is no reading).
+struct RunClock {
+  double nvml_mhz = 0;
+  double counted_mhz = 0;
+};
+RunClock run_clock(const TimingResult& t);
+
+// The clocks that turn two runs' times into SM cycles that can be compared: both the SMs' counts
+// where both runs have one, else both NVML's readings, never one of each (the count can sit a
+// percent above NVML's reading even on CUDA-core load); {0, 0} where neither pair is complete.
+std::pair<double, double> comparable_clocks(const RunClock& a, const RunClock& b);
 
 // One launch timed with events.
 double time_single_launch_ms(const std::function<void()>& launch, cudaStream_t stream);

@@ -225,6 +225,18 @@ def test_a_loop_is_simulated_as_a_full_tile_runs_it_or_refused():
     assert sm_simulation.decode("LDSM.16.MT88.4 R8, [R20]").writes == (8, 9, 10, 11)
 
 
+def test_each_executed_instruction_keeps_its_own_stall_count():
+    # A prologue (stall 9), the loop with padding the warp never issues (NOP, @!PT: stall 15 each),
+    # an epilogue (stall 7): the loop's issued instructions keep theirs, 1 to 4, in order.
+    texts = ["MOV R1, RZ", "FFMA R0, R1, R2, R0", "NOP", "LDS R4, [R6]", "@!PT LDS RZ, [RZ]"]
+    texts += ["FFMA R8, R4, R2, R8", "@!P1 BRA 0x10", "EXIT"]
+    stalls = [9, 1, 15, 2, 15, 3, 4, 7]
+    code = [(16 * i, t) for i, t in enumerate(texts)]
+    assert schedule.executed_loop(code) == [texts[1], texts[3], texts[5], texts[6]]
+    assert schedule.executed_stalls(code, stalls) == (1, 2, 3, 4)
+    assert schedule.executed_stalls(code, None) == ()
+
+
 def test_a_waiting_warp_is_in_the_state_of_the_operand_it_waits_for_longest():
     # The last FFMA reads R1 (an FFMA's result, 4 cycles) and R0 (a shared load's, 30): the warp
     # waits for the shared load, whichever operand comes first.

@@ -54,6 +54,11 @@ def test_the_three_factors_multiply_to_the_time_ratio():
         dict(a, sm_clock_mhz=1980.0, sm_clock_counted_mhz=1584.0),
     )
     assert counted == pytest.approx(1980 / 1584)
+    # One side without a count: NVML's clock on both, never one of each.
+    mixed = steps.measured_in_cycles(
+        dict(a, sm_clock_mhz=1980.0, sm_clock_counted_mhz=1995.0), dict(a, sm_clock_mhz=1800.0)
+    )
+    assert mixed == pytest.approx(1980 / 1800)
     tail = steps.sentence(dict(a, sm_imbalance=1.0), dict(fast, sm_imbalance=1.5))
     assert "the grid's tail (busiest SM over the mean) moved 1.00 -> 1.50" in tail
     assert "wgmma runs asynchronously" in steps.sentence(a, dict(fast, tensor_gmma_inst=8.0))

@@ -164,16 +164,27 @@ TEST(SmClockProbe, AWindowShorterThanTheTimersResolutionAllowsGivesNoReading) {
       << "a counter that went backwards is not a clock";
 }
 
-TEST(SmClockProbe, TheCountedClockTurnsTimeIntoCyclesWhereThereIsOne) {
-  TimingResult r = samples_of({{1.0, 1980}, {1.0, 1980}, {1.0, 1980}});
-  EXPECT_DOUBLE_EQ(cycles_clock_mhz(r), 1980) << "no count: NVML's clock";
+TEST(SmClockProbe, TheCountIsTheRunsClockOnlyWhereMostSamplesHaveOne) {
+  TimingResult r = samples_of({{1.0, 1980}, {1.0, 1980}, {1.0, 1980}, {1.0, 1980}});
+  EXPECT_EQ(r.median_counted_clock_mhz, 0) << "no count";
   r.samples[0].sm_mhz_counted = 1500;
+  summarize_samples(r);
+  EXPECT_EQ(r.median_counted_clock_mhz, 0) << "one sample of four is not the run's clock";
   r.samples[1].sm_mhz_counted = 1600;
   r.samples[2].sm_mhz_counted = 1700;
   summarize_samples(r);
   EXPECT_DOUBLE_EQ(r.median_counted_clock_mhz, 1600);
-  EXPECT_DOUBLE_EQ(cycles_clock_mhz(r), 1600);
   EXPECT_DOUBLE_EQ(r.median_clock_mhz, 1980) << "NVML's reading is kept beside it";
+}
+
+TEST(SmClockProbe, TwoRunsAreTurnedIntoCyclesWithTheSameKindOfClock) {
+  const RunClock counted_a{1980, 1500}, counted_b{1980, 1650}, nvml_only{1950, 0}, none{0, 0};
+  EXPECT_EQ(comparable_clocks(counted_a, counted_b), std::make_pair(1500.0, 1650.0));
+  EXPECT_EQ(comparable_clocks(counted_a, nvml_only), std::make_pair(1980.0, 1950.0))
+      << "one side without a count: NVML's on both, never one of each";
+  EXPECT_EQ(comparable_clocks(nvml_only, counted_b), std::make_pair(1950.0, 1980.0));
+  EXPECT_EQ(comparable_clocks(counted_a, none), std::make_pair(0.0, 0.0));
+  EXPECT_EQ(comparable_clocks(RunClock{0, 1500}, RunClock{1980, 0}), std::make_pair(0.0, 0.0));
 }
 
 TEST(LoadTracker, LoadCountsUntilAnIdleGapLongerThanTheLimit) {

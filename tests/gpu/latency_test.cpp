@@ -91,9 +91,11 @@ TEST_F(LatencyLevels, TheAluPipeIssuesAtItsDocumentedRate) {
 
 // The SMs' own count of the clock across timed samples (bench/sm_clock_probe.h). Under CUDA-core
 // load nothing slows the SMs below the clock the driver set, so their count and NVML's reading
-// must agree; NVML cannot read above the hardware's maximum, and a count above it would mean the
-// stamps measured something other than the window. The load: the FP32 register-blocked rung at
-// 1536^3, a few milliseconds of FFMA per sample.
+// must agree within a few percent. On an H100 the count (and ncu's own,
+// sm__cycles_elapsed.avg.per_second) sits steadily about 0.8% above NVML's maximum of 1,980 MHz
+// on millisecond windows; a count more than 2% above it would mean the stamps measured something
+// other than the window. The load: the FP32 register-blocked rung at 1536^3, a few milliseconds of
+// FFMA per sample.
 namespace {
 
 TEST(LatencyClock, TheSmsCountOfTheClockMatchesNvmlUnderCudaCoreLoad) {
@@ -111,7 +113,7 @@ TEST(LatencyClock, TheSmsCountOfTheClockMatchesNvmlUnderCudaCoreLoad) {
   for (const auto& s : t.samples) EXPECT_GT(s.sm_mhz_counted, 0) << "every sample has a count";
   ASSERT_GT(t.median_clock_mhz, 0);
   EXPECT_NEAR(t.median_counted_clock_mhz, t.median_clock_mhz, 0.03 * t.median_clock_mhz);
-  if (const auto max = nvml.max_sm_mhz()) EXPECT_LE(t.median_counted_clock_mhz, 1.01 * *max);
+  if (const auto max = nvml.max_sm_mhz()) EXPECT_LE(t.median_counted_clock_mhz, 1.02 * *max);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ benchmark's own timed clock, `sm_clock_counted_mhz` (the SMs' own clock64 cycles
 `sm_clock_mhz` (NVML's reading around them) in files without the count; L2 and DRAM at the clocks
 measured over the profiled launch (lts__cycles_elapsed.avg.per_second,
 dram__cycles_elapsed.avg.per_second). The count matters on the tensor rungs: there an H100's SMs
-run a fifth below the clock NVML reports, and the peaks (pipe_peaks.json) are per counted cycle.
+run up to a quarter below the clock NVML reports, and the peaks (pipe_peaks.json) are per counted cycle.
 
 The tail. The SM units' peaks are the whole chip's, reached only when every SM has its share of
 the work. The busiest SM has `tail` times the mean SM's work, and the kernel cannot finish

@@ -26,7 +26,7 @@ from gemm_study.analysis.ceilings import peak_of
 from gemm_study.data import names
 from gemm_study.data.manifest import TAGS, ladder_start, load_families
 from gemm_study.data.names import strip_manual_time
-from gemm_study.data.results import field_number, has_tag, sm_clock_mhz
+from gemm_study.data.results import cycles_ratio, has_tag
 
 LADDER_TAGS = (TAGS.ladder, TAGS.tensor_core)
 # The write-ups' best kernel: rung 0, where the CUDA-core ladders start (kernels/manifest.inc).
@@ -166,12 +166,6 @@ def reference_row(refs):
     return plain.iloc[-1] if len(plain) else None
 
 
-def _cycles(row):
-    """A row's time in SM cycles (ms x MHz), NaN without a clock."""
-    clock = sm_clock_mhz(row)
-    return field_number(row, "time_ms") * clock if clock > 0 else np.nan
-
-
 def annotate(rows, refs, table):
     """rows with % of cuBLAS, % of the best library (and its name), % of their own ceiling and
     the ncu command. `table`: ceilings.ceilings()."""
@@ -182,7 +176,7 @@ def annotate(rows, refs, table):
     # The same comparison in SM cycles (time x the SMs' clock): under tensor-core load an H100's
     # clock moves by a tenth between runs, and cuBLAS and the kernel need not run at the same one.
     out["pct_of_reference_cycles"] = [
-        100 * _cycles(cublas) / _cycles(r) if cublas is not None else np.nan for _, r in rows.iterrows()
+        100 * cycles_ratio(cublas, r) if cublas is not None else np.nan for _, r in rows.iterrows()
     ]
     out["pct_of_best_library"] = [100 * g / best["gflops"] if best is not None else np.nan for g in rows.gflops]
     out["best_library"] = library_name(best) if best is not None else ""

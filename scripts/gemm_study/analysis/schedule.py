@@ -39,6 +39,12 @@ def executed_loop(code):
     return [code[i][1] for i in executed_indices(code)]
 
 
+def executed_stalls(code, stalls):
+    """The stall counts of executed_loop's instructions, in its order (stalls: one per instruction
+    of code, sass_loop.stalls_of), or () without them."""
+    return tuple(stalls[i] for i in executed_indices(code)) if stalls else ()
+
+
 def _spin(body):
     """Whether a nested loop is an mbarrier try-wait and its retry branch."""
     return all(sass_loop.opcode(t).startswith(("SYNCS.PHASECHK", "BRA")) for t in body)
@@ -104,11 +110,12 @@ def schedule(row, context, tail):
         or not all(isinstance(x, int) and x > 0 for x in (bm, bn, bk))
     ):
         return None
-    indices = executed_indices(code)
-    body = [code[i][1] for i in indices]
+    body = executed_loop(code)
     if not body or unsupported(body):
         return None
-    stalls = sass_loop.stalls_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
+    stalls = executed_stalls(
+        code, sass_loop.stalls_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
+    )
     stages = int(params.get("stages", 0)) if params.get("mbar") else 0
     if not stages and any(sass_loop.opcode(t).startswith("SYNCS.PHASECHK") for t in body):
         return None  # an mbarrier ring whose depth the variant does not give
@@ -140,7 +147,7 @@ def schedule(row, context, tail):
         blocks=resident,
         wavefronts=_wavefronts(body, field_number(row, "smem_wavefronts") / (tiles * ktiles * warps)),
         stages=stages,
-        stalls=tuple(stalls[i] for i in indices) if stalls else (),
+        stalls=stalls,
     )
     if not math.isfinite(out.cycles_per_block_ktile):  # every warp waiting: the simulation did not finish
         return None

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from gemm_study.analysis.account import value
-from gemm_study.data.results import sm_clock_mhz
+from gemm_study.data.results import cycles_ratio
 
 PREFIX = "stall_"
 HOLDS = 0.10  # the decomposition "holds" within this of the measured time ratio
@@ -74,11 +74,11 @@ def holds(d, measured_speedup):
 
 
 def measured_in_cycles(a, b):
-    """The step's speedup in SM cycles (time x the benchmark's clock): the decomposition counts
-    cycles, and two rungs can run at different clocks. Time alone where a clock is missing."""
-    speedup = value(a, "time_ms") / value(b, "time_ms")
-    clocks = sm_clock_mhz(a), sm_clock_mhz(b)
-    return speedup * clocks[0] / clocks[1] if all(c > 0 for c in clocks) else speedup
+    """The step's speedup in SM cycles (time x the benchmark's clock, results.cycles_ratio): the
+    decomposition counts cycles, and two rungs can run at different clocks. Time alone where a
+    clock is missing."""
+    ratio = cycles_ratio(a, b)
+    return ratio if ratio > 0 else value(a, "time_ms") / value(b, "time_ms")
 
 
 def sentence(a, b):

@@ -173,6 +173,17 @@ def sm_clock_mhz(row):
     return counted if counted > 0 else field_number(row, "sm_clock_mhz")
 
 
+def cycles_ratio(a, b):
+    """Row a's SM cycles over row b's (time_ms x clock): both at the SMs' counted clock where both
+    rows have it, else both at NVML's, never one of each (the count sits a percent above NVML's
+    reading even where nothing slows the SMs); NaN without a pair."""
+    for key in ("sm_clock_counted_mhz", "sm_clock_mhz"):
+        ca, cb = field_number(a, key), field_number(b, key)
+        if ca > 0 and cb > 0:
+            return field_number(a, "time_ms") * ca / (field_number(b, "time_ms") * cb)
+    return math.nan
+
+
 # Types of the `variant` facts that tools compute with (the contract above); a bool is none of them.
 NUMBER = (int, float)
 VARIANT_TYPES = {
