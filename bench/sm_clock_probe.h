@@ -13,9 +13,10 @@
 //
 // Each stamp is one 32-thread block per slot of a grid of twice the SMs (blocks go to idle SMs
 // first); an SM counts when both stamps reached it; the chip has one SM clock domain (NVML's
-// NVML_CLOCK_SM), so the median over those that did is the chip's clock, busy SMs or idle. The window holds the sample's launches and two short gaps,
-// so it needs to be long against the timer's granularity: a window under kMinWindowNs gives no
-// reading, and a run's count needs a reading on most of its samples (timing.h).
+// NVML_CLOCK_SM), so the median over those that did is the chip's clock, busy SMs or idle. The
+// window holds the sample's launches and two short gaps, so it needs to be long against the
+// timer's granularity: a window under kMinWindowNs gives no reading, and a run's count needs a
+// reading on half its samples (timing.h).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -188,7 +188,8 @@ void summarize_samples(TimingResult& r) {
   // At most half the samples can be flagged (they lie below the median clock).
   r.median_ms_unflagged = median(unflagged_ms);
   r.median_clock_mhz = clocks.empty() ? 0 : typical_clock;
-  const bool enough = !r.samples.empty() && double(counted.size()) >= kMinCountedShare * double(r.samples.size());
+  const bool enough =
+      !r.samples.empty() && double(counted.size()) >= kMinCountedShare * double(r.samples.size());
   r.median_counted_clock_mhz = enough ? median(counted) : 0;
   r.median_power_w = powers.empty() ? 0 : median(powers);
 }
