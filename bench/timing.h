@@ -1,9 +1,10 @@
 // The one place where benchmarks are timed. GPU work: CUDA events around each sample (a batch of
 // launches lasting about a millisecond, kernel only), with the SM clock read by NVML on both
-// sides of it and counted by the SMs themselves across it (sm_clock_probe.h). Google Benchmark calls each benchmark once; inside that call the harness takes
-// samples until the median is known well enough (a minimum count, then until the median's 95%
-// confidence interval lies within the target, or a cap: sampling.h), so GPU time goes to samples rather
-// than to Google Benchmark's iteration-count probes.
+// sides of it and counted by the SMs themselves across it (sm_clock_probe.h). Google Benchmark
+// calls each benchmark once; inside that call the harness takes samples until the median is known
+// well enough (a minimum count, then until the median's 95% confidence interval lies within the
+// target, or a cap: sampling.h), so GPU time goes to samples rather than to Google Benchmark's
+// iteration-count probes.
 //
 // Every sample counts in the median. A sample whose clock is more than kClockDrop below the
 // benchmark's median clock is flagged, and the median without the flagged samples is reported

@@ -195,6 +195,27 @@ def test_the_sms_counted_clock_cancels_a_drop_nvml_does_not_show(tmp_path):
     assert (r["clock"], r["verdict"], status) == ("nvml", "SLOWER", 1)
 
 
+@pytest.mark.parametrize("clock", [-1.0, 0.0, 1e6, "1600"])
+def test_a_run_clock_count_that_is_not_a_possible_clock_is_refused(tmp_path, capsys, clock):
+    path = write_run(tmp_path / "bad.json", {SHARED: {"times": jitter(1.0), "extra": {"sm_clock_counted_mhz": clock}}})
+    assert "sm_clock_counted_mhz" in bad(tmp_path, capsys, path, path)
+
+
+def test_a_count_on_too_few_samples_is_not_the_repetitions_clock():
+    """One sample of four long enough for the timer (bench/timing.h's kMinCountedShare): no count,
+    as gemm-bench gives none for that repetition; two of four: the median of theirs."""
+    from gemm_study.data.results import repetition_counted_cycles
+
+    samples = {"ms": [1.0] * 4, "sm_clock_mhz": [1980.0] * 4, "flagged": [False] * 4}
+    row = {"time_ms": 1.0, "samples": dict(samples, sm_clock_counted_mhz=[1600.0, 0.0, 0.0, 0.0])}
+    assert repetition_counted_cycles(row) is None
+    assert repetition_counted_cycles(dict(row, sm_clock_counted_mhz=1600.0)) is None, "the samples decide"
+    row["samples"]["sm_clock_counted_mhz"] = [1600.0, 1700.0, 0.0, 0.0]
+    assert repetition_counted_cycles(row) == pytest.approx(1650.0)
+    assert repetition_counted_cycles({"time_ms": 2.0, "sm_clock_counted_mhz": 1500.0}) == pytest.approx(3000.0)
+    assert repetition_counted_cycles({"time_ms": 2.0, "sm_clock_counted_mhz": 1500.0, "end_to_end": True}) is None
+
+
 @pytest.mark.parametrize("counted", [[1600.0], [1600.0, -1.0], [1600.0, float("inf")], "1600"])
 def test_sample_clock_counts_that_are_not_one_number_per_sample_are_refused(tmp_path, capsys, counted):
     samples = {"ms": [1.0, 1.0], "sm_clock_mhz": [1980.0, 1980.0], "flagged": [0, 0]}

@@ -111,14 +111,22 @@ def test_in_sm_cycles_each_side_counts_at_the_clock_its_sms_counted(tmp_path):
     kernel used 1,650/1,500 of its time's cycles: 94.5% x 1,500/1,650 in cycles."""
     entries = study_rows.study()
     for e in entries:
-        if e["name"].startswith("gemm/fp32/cublas_tf32/"):
-            e["sm_clock_mhz"], e["sm_clock_counted_mhz"] = 1980.0, 1500.0
-        if e["name"].startswith("gemm/fp32/wgmma_tma/"):
-            e["sm_clock_mhz"], e["sm_clock_counted_mhz"] = 1980.0, 1650.0
+        for prefix, counted in (("gemm/fp32/cublas_tf32/", 1500.0), ("gemm/fp32/wgmma_tma/", 1650.0)):
+            if e["name"].startswith(prefix):
+                e["sm_clock_mhz"], e["sm_clock_counted_mhz"] = 1980.0, counted
+                e["samples"]["sm_clock_counted_mhz"] = [counted] * len(e["samples"]["ms"])
     context, kernel = kernel_of(study_rows.write(tmp_path / "counted.json", entries))
     row = view(kernel, context, "tf32").rows.set_index("family").loc["wgmma_tma"]
     assert row["pct_of_reference"] == pytest.approx(100 * 326000 / 345000, rel=1e-3)
     assert row["pct_of_reference_cycles"] == pytest.approx(100 * 326000 / 345000 * 1500 / 1650, rel=1e-3)
+    # A run's count taken from one sample of three (files before gemm-bench's rule) is dropped on
+    # reading: NVML's clock on both sides, the same for both here.
+    for e in entries:
+        if e["name"].startswith("gemm/fp32/cublas_tf32/"):
+            e["samples"]["sm_clock_counted_mhz"] = [1500.0, 0.0, 0.0]
+    context, kernel = kernel_of(study_rows.write(tmp_path / "one_sample.json", entries))
+    row = view(kernel, context, "tf32").rows.set_index("family").loc["wgmma_tma"]
+    assert row["pct_of_reference_cycles"] == pytest.approx(100 * 326000 / 345000, rel=1e-3)
 
 
 def test_each_row_against_the_ceiling_of_its_own_unit(synthetic):

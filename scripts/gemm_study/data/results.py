@@ -164,12 +164,24 @@ def field_number(row, key):
     return number if math.isfinite(number) else math.nan
 
 
+# The share of a repetition's samples that must have the SMs' count for it to be the
+# repetition's clock (bench/timing.h's kMinCountedShare: one sample long enough for the timer
+# among many short ones is not the run).
+MIN_COUNTED_SHARE = 0.5
+
+
+def counted_clock_mhz(row):
+    """The row's sm_clock_counted_mhz (the SMs' clock64 over %globaltimer across its samples; a
+    read row keeps it only where enough samples counted: counted_on_enough_samples), NaN without."""
+    return field_number(row, "sm_clock_counted_mhz")
+
+
 def sm_clock_mhz(row):
     """The SM clock of a row's timed samples in MHz, the one that turns its time into SM cycles:
-    the SMs' own count (sm_clock_counted_mhz: clock64 over %globaltimer across the samples) where
-    the row has it, else NVML's reading (sm_clock_mhz), which under tensor-core load on an H100
-    reads above the clock the SMs run at; NaN without either."""
-    counted = field_number(row, "sm_clock_counted_mhz")
+    the SMs' own count (counted_clock_mhz) where the row has it, else NVML's reading
+    (sm_clock_mhz), which under tensor-core load on an H100 reads above the clock the SMs run at;
+    NaN without either."""
+    counted = counted_clock_mhz(row)
     return counted if counted > 0 else field_number(row, "sm_clock_mhz")
 
 
@@ -177,8 +189,8 @@ def cycles_ratio(a, b):
     """Row a's SM cycles over row b's (time_ms x clock): both at the SMs' counted clock where both
     rows have it, else both at NVML's, never one of each (the count sits a percent above NVML's
     reading even where nothing slows the SMs); NaN without a pair."""
-    for key in ("sm_clock_counted_mhz", "sm_clock_mhz"):
-        ca, cb = field_number(a, key), field_number(b, key)
+    for clock in (counted_clock_mhz, lambda r: field_number(r, "sm_clock_mhz")):
+        ca, cb = clock(a), clock(b)
         if ca > 0 and cb > 0:
             return field_number(a, "time_ms") * ca / (field_number(b, "time_ms") * cb)
     return math.nan
@@ -418,8 +430,9 @@ def _row(where, entry, parsed):
             row["time_ms"], row["time_field"] = _positive(where, "median_ms", entry["median_ms"], MAX_MS), "median_ms"
         else:
             row["time_ms"], row["time_field"] = _positive(where, "real_time", real, MAX_MS / scale) * scale, "real_time"
-        if "sm_clock_mhz" in entry:
-            _positive(where, "sm_clock_mhz", entry["sm_clock_mhz"], MAX_MHZ)
+        for clock in ("sm_clock_mhz", "sm_clock_counted_mhz"):
+            if clock in entry:
+                _positive(where, clock, entry[clock], MAX_MHZ)
         throttled = entry.get("clock_throttled", 0)
         if not is_number(throttled):
             raise InputError(f"{where}: clock_throttled is {throttled!r}; expected 0 or 1")
@@ -428,7 +441,19 @@ def _row(where, entry, parsed):
     for key, value in entry.items():
         if is_number(value) and key not in row and key not in NOT_MEASUREMENTS:
             row[key] = float(value)
+    if not counted_on_enough_samples(row.get("samples")):
+        row.pop("sm_clock_counted_mhz", None)
     return row
+
+
+def counted_on_enough_samples(samples):
+    """Whether at least MIN_COUNTED_SHARE of a repetition's samples have the SMs' count (True
+    without samples): files written before gemm-bench had that rule took a run's count from the
+    one sample of hundreds long enough for the timer, and such a count is dropped on reading."""
+    if not samples or not samples.get("ms"):
+        return True
+    counts = samples.get("sm_clock_counted_mhz") or ()
+    return sum(1 for c in counts if c > 0) >= MIN_COUNTED_SHARE * len(samples["ms"])
 
 
 def _samples(where, samples):
@@ -474,39 +499,41 @@ def _samples(where, samples):
     }
 
 
-def repetition_cycles(row):
-    """Thousands of SM cycles of one repetition (ms x MHz), or None without a clock: the median over
-    its unflagged samples that have a clock reading where gemm-bench recorded samples, else
-    median_ms x sm_clock_mhz (older files: one clock per repetition). None end to end: the copies
-    run at the link's speed whatever the SM clock, so cycles would add the clock's noise to them."""
+def _cycles(row, clock_key, samples_with_clock):
+    """The median of ms x clock over samples_with_clock (the samples' (ms, MHz) pairs that count),
+    else median_ms x the row's clock_key; None without either, and end to end: the copies run at
+    the link's speed whatever the SM clock, so cycles would add the clock's noise to them."""
     if row.get("end_to_end"):
         return None
-    samples = row.get("samples")
-    if samples:
-        cycles = [
-            t * c for t, c, f in zip(samples["ms"], samples["sm_clock_mhz"], samples["flagged"]) if c > 0 and not f
-        ]
-        if cycles:
-            return float(np.median(cycles))
-    clock = row.get("sm_clock_mhz")
-    return row["time_ms"] * clock if clock else None
+    cycles = [t * c for t, c in samples_with_clock]
+    if cycles:
+        return float(np.median(cycles))
+    clock = field_number(row, clock_key)
+    return row["time_ms"] * clock if clock > 0 else None
+
+
+def repetition_cycles(row):
+    """Thousands of SM cycles of one repetition (ms x NVML's MHz), or None without a clock: the
+    median over its unflagged samples that have a clock reading where gemm-bench recorded
+    samples, else median_ms x sm_clock_mhz (older files: one clock per repetition)."""
+    samples = row.get("samples") or {}
+    pairs = zip(samples.get("ms", ()), samples.get("sm_clock_mhz", ()), samples.get("flagged", ()))
+    return _cycles(row, "sm_clock_mhz", [(t, c) for t, c, f in pairs if c > 0 and not f])
 
 
 def repetition_counted_cycles(row):
-    """Thousands of SM cycles of one repetition by the SMs' own count of the clock (the median of
-    ms x sm_clock_counted_mhz over the samples that have a count, else median_ms x the row's
-    sm_clock_counted_mhz), or None where the run did not count it. Under tensor-core load NVML's
-    clock is not the SMs': these are the cycles that stay put when the clock moves unseen. None
-    end to end, as repetition_cycles."""
-    if row.get("end_to_end"):
+    """Thousands of SM cycles of one repetition by the SMs' own count of the clock: the median of
+    ms x sm_clock_counted_mhz over the samples that have a count, where at least
+    MIN_COUNTED_SHARE of them do (None where fewer do, whatever the row says: files written
+    before gemm-bench had that rule took a run's count from one sample), else, without samples,
+    median_ms x the row's sm_clock_counted_mhz; None where the run did not count it. Under
+    tensor-core load NVML's clock is not the SMs': these are the cycles that stay put when the
+    clock moves unseen."""
+    samples = row.get("samples") or {}
+    if not counted_on_enough_samples(samples):
         return None
-    samples = row.get("samples")
-    if samples:
-        cycles = [t * c for t, c in zip(samples["ms"], samples.get("sm_clock_counted_mhz", ())) if c > 0]
-        if cycles:
-            return float(np.median(cycles))
-    clock = field_number(row, "sm_clock_counted_mhz")
-    return row["time_ms"] * clock if clock > 0 else None
+    pairs = [(t, c) for t, c in zip(samples.get("ms", ()), samples.get("sm_clock_counted_mhz", ())) if c > 0]
+    return _cycles(row, "sm_clock_counted_mhz", pairs)
 
 
 def read_rows(path, entries):
