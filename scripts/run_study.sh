@@ -172,6 +172,20 @@ elif [ "$counters" = on ] && [ $quick = 0 ]; then
   echo "no cuobjdump: the step sentences leave out the machine code"
 fi
 
+# The rungs whose main loop holds a nested loop (a tile loaded element by element): how often each
+# SASS line runs per warp and k-tile, from ncu's source counters (source_counters.json beside the
+# results), so that the account simulates the path a warp takes. Needs the sass stage and ncu.
+rm -f "$out/source_counters.json"
+if [ -f "$out/sass.json.gz" ] && command -v ncu >/dev/null; then
+  stage "source counters: the executed path of the rungs with a nested loop (gemm-source-counters)"
+  t=$(now)
+  "$tools/gemm-source-counters" "$out/results.json" --bench "$bench" --out "$out/source_counters.json" \
+    >"$logs/source_counters.log" 2>&1 ||
+    echo "gemm-source-counters failed (logs/source_counters.log): those rungs keep the latency term"
+  tail -2 "$logs/source_counters.log"
+  seconds["source counters"]=$(since "$t")
+fi
+
 if [ "$crosscheck" != off ]; then
   stage "cross-check: CUPTI vs ncu at $crosscheck_shape (tag crosscheck$([ "$crosscheck_limit" != 0 ] && echo ", first $crosscheck_limit"))"
   t=$(now)

@@ -160,20 +160,22 @@ def _study_rows():
 
 
 @pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
-def test_on_the_h100_a_loop_with_loops_of_its_own_is_not_simulated_and_a_cp_async_one_is():
+def test_on_the_h100_a_loop_with_loops_of_its_own_needs_its_counts_and_a_cp_async_one_does_not():
     """mma_tf32 loads each k-tile with element loops (kernels/tensor/mma_tf32.cu: `for (c = tid;
     c < BM * BK; c += THREADS)`), which the compiler unrolls by 4 behind remainder guards: their
-    trip counts are not in the SASS, so the simulation refuses the loop and the latency term stands
-    in. mma_tf32_pipelined loads with cp.async in 3 stages: its loop waits at DEPBAR for all but the
-    newest stages - 2 = 1 group, and it is simulated."""
-    found = _study_rows()
-    _, acc = found["mma_tf32/fp32"]
-    assert acc.schedule is None and acc.limiter == "latency"
-    row, acc = found["mma_tf32_pipelined/fp32"]
+    trip counts are not in the SASS, so without the source counters the simulation refuses the
+    loop and the latency term stands in. mma_tf32_pipelined loads with cp.async in 3 stages: its
+    loop waits at DEPBAR for all but the newest stages - 2 = 1 group, and it is simulated."""
     from gemm_study.analysis import sass_loop
     from gemm_study.report.study_report import load_kernel_runs
 
     context = load_kernel_runs(STUDY)[0]
+    found = _study_rows()
+    row, _ = found["mma_tf32/fp32"]
+    without = {k: v for k, v in context.items() if k != "source_counters"}
+    acc = account.account(row, without)
+    assert acc.schedule is None and acc.limiter == "latency"
+    row, acc = found["mma_tf32_pipelined/fp32"]
     body = schedule.executed_loop(sass_loop.code_of(context["sass"], "fp32", row["variant"], row["shape"]))
     waits = [t for t in body if t.startswith("DEPBAR")]
     assert waits == [f"DEPBAR.LE SB0, 0x{int(row['param_values']['stages']) - 2}"]
@@ -299,3 +301,63 @@ def test_a_long_loop_settles_in_the_fewer_iterations_it_is_given():
     assert sm_simulation.iterations(kw["warps_per_block"] * kw["blocks"], len(body)) == sm_simulation.MIN_KTILES
     full = sm_simulation.simulate(body, machine, **{**kw, "ktiles": sm_simulation.KTILES})
     assert short.cycles_per_block_ktile == pytest.approx(full.cycles_per_block_ktile, rel=0.02)
+
+
+def test_the_register_banks_serve_two_reads_each_per_cycle_and_the_reuse_cache_none():
+    reads = sm_simulation.register_read_cycles
+    # Three sources in one bank (even registers): 2 cycles; spread over both banks: 1.
+    assert reads(["FFMA R0, R2, R4, R6"]) == [2]
+    assert reads(["FFMA R0, R2, R5, R6"]) == [1]
+    # The previous instruction kept R2 in slot 1's operand cache: it is not read again.
+    assert reads(["FFMA R8, R2.reuse, R10, R8", "FFMA R0, R2, R4, R6"]) == [1, 1]
+    # ...but only for the same slot.
+    assert reads(["FFMA R8, R10, R2.reuse, R8", "FFMA R0, R2, R4, R6"]) == [1, 2]
+    # The loop runs round: its first instruction follows its last.
+    assert reads(["FFMA R0, R2, R4, R6", "FFMA R8, R2.reuse, R10, R8"]) == [1, 1]
+    # HMMA.1688 TF32 reads A (4 registers), B (2) and C (4): five per bank, 3 cycles.
+    assert reads(["HMMA.1688.F32.TF32 R4, R8, R12, R4"]) == [3]
+    # DFMA's 64-bit sources are pairs, one register in each bank: three per bank, 2 cycles.
+    assert reads(["DFMA R96, R76, R80, R36"]) == [2]
+    # A uniform register, RZ and constants are not general registers.
+    assert reads(["IMAD R0, R2, UR4, RZ", "IADD3 R0, R2, c[0x0][0x0], R4"]) == [1, 1]
+
+
+def test_an_instruction_whose_sources_share_a_bank_holds_its_scheduler_a_cycle_more():
+    # 4 warps, one per scheduler, 64 independent FFMAs each: 64 cycles with sources in both banks;
+    # with all three in one bank each takes 2 cycles to read, so 128, and the warp's second cycle
+    # is a dispatch stall, one per issued instruction.
+    spread = [f"FFMA R{2 * i}, R201, R203, R{2 * i}" for i in range(64)]
+    assert _cycles(spread) == pytest.approx(64, rel=0.02)
+    one_bank = [f"FFMA R{2 * i}, R200, R202, R{2 * i}" for i in range(64)]
+    assert _cycles(one_bank) == pytest.approx(128, rel=0.02)
+    states = sm_simulation.simulate(
+        one_bank, MACHINE, warps_per_block=4, blocks=1, wavefronts={}, stages=0, ktiles=None, stalls=()
+    ).states
+    assert states["dispatch_stall"] == pytest.approx(1.0, rel=0.02)
+    # Two warps per scheduler: the other warp cannot issue while its neighbour's operands are read.
+    assert _cycles(one_bank, warps=8) == pytest.approx(256, rel=0.02)
+
+
+def test_a_nested_loop_runs_its_measured_trips_and_a_remainder_that_never_runs_is_left_out():
+    def code(texts):
+        return [(16 * i, t) for i, t in enumerate(texts)]
+
+    texts = [
+        "ISETP.GT.AND P0, PT, R1, 0x1fff, PT",  # 0  the main loop starts
+        "@!P0 BRA 0x40",  # 1  over the remainder
+        "LDG.E R4, desc[UR4][R6.64]",  # 2  the remainder: never runs here
+        "STS [R3], R4",  # 3
+        "LDG.E R8, desc[UR4][R6.64]",  # 4  the nested loop
+        "STS [R3+0x4], R8",  # 5
+        "@!P1 BRA 0x40",  # 6  its back branch
+        "FFMA R10, R11, R12, R10",  # 7
+        "@!P2 BRA 0x0",  # 8  the main loop's back branch
+    ]
+    counts = [1, 1, 0, 0, 3, 3, 3, 1, 1]
+    path = schedule.executed_indices(code(texts), counts)
+    assert path == [0, 1, 4, 5, 6, 4, 5, 6, 4, 5, 6, 7, 8]
+    # Without counts the loop is refused, as are counts of another shape of path.
+    assert schedule.executed_indices(code(texts)) == []
+    assert schedule.executed_indices(code(texts), [1, 1, 0, 0, 3, 3, 3, 2, 1]) == []  # a line twice, outside
+    assert schedule.executed_indices(code(texts), [1, 1, 0, 0, 3, 3, 3, 1, 2]) == []  # not one k-tile a trip
+    assert schedule.executed_indices(code(texts), counts[:-1]) == []

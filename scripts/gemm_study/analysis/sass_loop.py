@@ -164,6 +164,24 @@ def stalls_of(sass, precision, variant, shape):
     return stalls
 
 
+def executed_counts_of(sass, source_counters, precision, variant, shape):
+    """Each instruction's executed warp instructions per warp and k-tile of the kernel `variant`
+    launches at `shape` (source_counters.json, gemm-source-counters: Nsight Compute's source
+    counters, for the kernel whichever shape they were measured at), one per instruction of
+    code_of; None where there are none for it."""
+    if not isinstance(sass, dict) or not isinstance(source_counters, dict):
+        return None
+    name = (sass.get("kernels") or {}).get(f"{precision}/{variant}", {}).get(shape)
+    entry = (source_counters.get("kernels") or {}).get(name) if name else None
+    counts = entry.get("per_warp_ktile") if isinstance(entry, dict) else None
+    code = (sass.get("sass") or {}).get(name)
+    if not isinstance(counts, list) or not code or len(counts) != len(code):
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in counts):
+        return None
+    return counts
+
+
 def body_of(sass, precision, variant, shape):
     """The main loop's instruction texts of the kernel `variant` launches at `shape`, or None where
     sass.json does not have it."""

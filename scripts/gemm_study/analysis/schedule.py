@@ -21,28 +21,66 @@ from gemm_study.analysis.sm_simulation import (
 from gemm_study.data.results import field_number, sm_clock_mhz, sm_count
 
 
-def executed_indices(code):
+def executed_indices(code, counts=None):
     """The indices into code of the main loop's issued instructions in the order one iteration of
     a full tile runs them: forward branches not taken (the guards of the last k-tile's prefetch and
-    of partial tiles); [] where a loop is nested in it, whose trip count and remainder guards the
-    SASS does not give (an mbarrier try-wait's retry is no such loop: the simulation waits at the
-    try-wait)."""
+    of partial tiles). Where a loop is nested in it, its trip count and the remainder guards beside
+    it are not in the SASS: they come from `counts` (each instruction's executed warp instructions
+    per warp and k-tile, one per instruction of code: Nsight Compute's source counters,
+    source_counters.json), which gives each line of the main loop once or not at all and each
+    nested loop its trips; [] without them, or where they do not fit that shape (an mbarrier
+    try-wait's retry is no such loop: the simulation waits at the try-wait)."""
     span = sass_loop.main_loop_span(code)
-    if not span or any(not _spin(body) for body in sass_loop.inner_loop_bodies(code)):
+    if not span:
         return []
     first, last = span
-    return [i for i in range(first, last + 1) if sass_loop.issued(code[i][1])]
+    nested = [r for r in _nested_ranges(code, span) if not _spin([code[i][1] for i in range(r[0], r[1] + 1)])]
+    if not nested:
+        return [i for i in range(first, last + 1) if sass_loop.issued(code[i][1])]
+    if counts is None or len(counts) != len(code) or round(counts[last]) != 1:
+        return []
+    starts = dict(nested)
+    out, i = [], first
+    while i <= last:
+        end = starts.get(i)
+        if end is not None:  # a nested loop: its lines, its trips times over
+            out += [j for _ in range(round(counts[end])) for j in range(i, end + 1) if sass_loop.issued(code[j][1])]
+            i = end + 1
+            continue
+        times = round(counts[i])
+        if times > 1:  # a line outside the nested loops running more than once a k-tile
+            return []
+        if times == 1 and sass_loop.issued(code[i][1]):
+            out.append(i)
+        i += 1
+    return out
 
 
-def executed_loop(code):
+def _nested_ranges(code, span):
+    """[(first, last)] index ranges of the loops nested in the main loop (a backward branch inside
+    it to a target inside it); loops nested in those are inside their ranges."""
+    first, last = span
+    index = {address: j for j, (address, _) in enumerate(code)}
+    ranges = []
+    for j in range(first, last):
+        m = sass_loop.BRANCH.match(code[j][1])
+        if m and m.group(1):
+            target = index.get(int(m.group(1), 16))
+            if target is not None and first <= target <= j:
+                ranges.append((target, j))
+    # Only the outermost: a range inside another runs as part of it.
+    return [r for r in ranges if not any(o != r and o[0] <= r[0] and r[1] <= o[1] for o in ranges)]
+
+
+def executed_loop(code, counts=None):
     """The texts of executed_indices."""
-    return [code[i][1] for i in executed_indices(code)]
+    return [code[i][1] for i in executed_indices(code, counts)]
 
 
-def executed_stalls(code, stalls):
+def executed_stalls(code, stalls, counts=None):
     """The stall counts of executed_loop's instructions, in its order (stalls: one per instruction
     of code, sass_loop.stalls_of), or () without them."""
-    return tuple(stalls[i] for i in executed_indices(code)) if stalls else ()
+    return tuple(stalls[i] for i in executed_indices(code, counts)) if stalls else ()
 
 
 def _spin(body):
@@ -110,11 +148,16 @@ def schedule(row, context, tail):
         or not all(isinstance(x, int) and x > 0 for x in (bm, bn, bk))
     ):
         return None
-    body = executed_loop(code)
+    counts = sass_loop.executed_counts_of(
+        context.get("sass"), context.get("source_counters"), row.get("precision"), row.get("variant"), row.get("shape")
+    )
+    body = executed_loop(code, counts)
     if not body or unsupported(body):
         return None
     stalls = executed_stalls(
-        code, sass_loop.stalls_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
+        code,
+        sass_loop.stalls_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape")),
+        counts,
     )
     stages = int(params.get("stages", 0)) if params.get("mbar") else 0
     if not stages and any(sass_loop.opcode(t).startswith("SYNCS.PHASECHK") for t in body):

@@ -112,6 +112,7 @@ STATES = (
     "mio_throttle",
     "barrier",
     "stage_wait",
+    "dispatch_stall",
 )
 
 
@@ -262,9 +263,18 @@ def simulate(body, machine, *, warps_per_block, blocks, wavefronts, stages=0, kt
 
 PIPES = ("fma_heavy", "fma_lite", "alu", "fp64", "tensor")
 FMA_HALVES = (PIPES.index("fma_heavy"), PIPES.index("fma_lite"))
-S_SELECTED, S_NOT_SELECTED, S_BARRIER, S_STAGE, S_PIPE, S_MIO, S_WAIT = (
+S_SELECTED, S_NOT_SELECTED, S_BARRIER, S_STAGE, S_PIPE, S_MIO, S_WAIT, S_DISPATCH = (
     STATES.index(k)
-    for k in ("selected", "not_selected", "barrier", "stage_wait", "math_pipe_throttle", "mio_throttle", "wait")
+    for k in (
+        "selected",
+        "not_selected",
+        "barrier",
+        "stage_wait",
+        "math_pipe_throttle",
+        "mio_throttle",
+        "wait",
+        "dispatch_stall",
+    )
 )
 
 
@@ -280,10 +290,12 @@ class _Step:
     latency: int  # cycles until its result is ready
     dependency_state: int  # the state of a warp waiting for its result
     stage_wait: bool  # a DEPBAR or an mbarrier try-wait
+    read_cycles: int = 1  # cycles the scheduler spends reading its source registers
 
 
 def _steps(program, machine, wavefronts):
     lat, rates = dict(machine.latencies), dict(machine.rates)
+    reads = register_read_cycles([ins.text for ins in program])
     steps = []
     for i, ins in enumerate(program):
         k = ins.kind
@@ -305,6 +317,7 @@ def _steps(program, machine, wavefronts):
                 _result_latency(ins, lat),
                 STATES.index(_dependency_state(k)),
                 k in ("depbar", "trywait"),
+                reads[i],
             )
         )
     return steps
@@ -332,6 +345,7 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
     full = [{} for _ in range(blocks)]  # mbarrier stage g -> [warps arrived, landing cycle]
     empty = [{} for _ in range(blocks)]  # iteration -> [warps arrived, cycle]
     pipe_free = [[0.0] * len(PIPES) for _ in range(SCHEDULERS)]
+    dispatch_free = [0.0] * SCHEDULERS  # the cycle each scheduler has read its last operands
     shared_free, shared_user = 0.0, SCHEDULERS - 1
     last = [-1] * SCHEDULERS
     ends = [[] for _ in range(n)]
@@ -412,10 +426,16 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
                 if issued:
                     cycle[S_NOT_SELECTED] += 1
                     continue
+                if dispatch_free[s] > t:
+                    cycle[S_DISPATCH] += 1
+                    if dispatch_free[s] < soonest:
+                        soonest = dispatch_free[s]
+                    continue
                 # issue
                 issued = any_issued = True
                 cycle[S_SELECTED] += 1
                 last[s] = w
+                dispatch_free[s] = t + st.read_cycles
                 ins, k = st.ins, st.ins.kind
                 if pipe >= 0:
                     pipe_free[s][pipe] = max(pipe_free[s][pipe], t) + st.issue_interval
@@ -486,6 +506,43 @@ def _simulate(body, machine, warps_per_block, blocks, wavefronts, stages, ktiles
     steady_states = [v - f for v, f in zip(states, states_at_fill or [0] * len(STATES))]
     issued_total = steady_states[S_SELECTED]
     return Schedule(steady, {k: v / issued_total for k, v in zip(STATES, steady_states)} if issued_total else {})
+
+
+# The register file: two banks per scheduler, register r in bank r mod 2 (Volta onwards), each
+# serving two reads per cycle. Two is the least that sustains what pipe-peaks measures: an FFMA
+# per scheduler per cycle reads three registers, which two banks of one read each could not
+# serve. A reuse flag (.reuse) keeps an operand in the slot's operand cache for the warp's next
+# instruction, which then does not read it from its bank.
+BANKS, READS_PER_BANK = 2, 2
+
+
+def register_read_cycles(body):
+    """Per instruction of a loop (texts, run in order and round), the cycles its scheduler spends
+    reading its source registers: the busiest bank's reads over READS_PER_BANK, at least 1. An
+    FFMA with its three sources in one bank takes 2; an HMMA.1688 reading A, B and C (ten
+    registers) 3 or more. A source in the same operand slot that the previous instruction marked
+    .reuse is not read."""
+    sources = []
+    for text in body:
+        op, ops = sass_loop.operands(text)
+        base, ins = op.split(".")[0], decode(text)
+        first = 1 if ins.writes else 0  # the destination is written, not read
+        last = len(ops) - 1
+        slots = []
+        for k, o in enumerate(ops[first:], first):
+            width = _width(op, base, k) if first else _width(op, base, 1) if k == last else 1
+            slots.append((k, sass_loop.registers(o, width), ".reuse" in o))
+        sources.append(slots)
+    out = []
+    for i, slots in enumerate(sources):
+        cached = {(k, regs) for k, regs, reuse in sources[i - 1] if reuse}
+        per_bank = [0] * BANKS
+        for k, regs, _ in slots:
+            if (k, regs) not in cached:
+                for r in regs:
+                    per_bank[r % BANKS] += 1
+        out.append(max(1, *(-(-c // READS_PER_BANK) for c in per_bank)))
+    return out
 
 
 def _dependency_state(kind):

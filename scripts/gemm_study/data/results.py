@@ -261,12 +261,15 @@ def load_results(path):
     sass = sass_beside(path)
     if sass is not None:
         data["context"]["sass"] = sass
+        counters = source_counters_beside(path)
+        if counters is not None:
+            data["context"]["source_counters"] = counters
     return data["context"], data["benchmarks"]
 
 
 SASS_FILE = "sass.json"
 # What load_results adds to a context from the files beside the results: never written back.
-ATTACHED = ("pipe_peaks", "sass")
+ATTACHED = ("pipe_peaks", "sass", "source_counters")
 
 
 def own_context(context):
@@ -290,6 +293,25 @@ def sass_beside(path):
     ):
         raise InputError(f"{sass_path}: expected sass_compare.py collect's output, with 'kernels' and 'sass'")
     return sass
+
+
+SOURCE_COUNTERS_FILE = "source_counters.json"
+
+
+def source_counters_beside(path):
+    """The executed count of each SASS line per warp and k-tile of the kernels whose main loop
+    holds a nested loop (source_counters.json, gemm-source-counters) from the results file's
+    folder, or None where there is none; InputError if it is not what that command writes."""
+    counters_path = Path(path).with_name(SOURCE_COUNTERS_FILE)
+    if not counters_path.is_file():
+        return None
+    counters = read_json(counters_path)
+    kernels = counters.get("kernels") if isinstance(counters, dict) else None
+    if not isinstance(kernels, dict) or not all(
+        isinstance(v, dict) and isinstance(v.get("per_warp_ktile"), list) for v in kernels.values()
+    ):
+        raise InputError(f"{counters_path}: expected gemm-source-counters' output, 'kernels' with 'per_warp_ktile'")
+    return counters
 
 
 PIPE_PEAKS_FILE = "pipe_peaks.json"

@@ -33,6 +33,7 @@ ORDER = [
     "bench other",
     "pipe peaks",
     "sass",
+    "source counters",
     "crosscheck",
     "report",
 ]
