@@ -31,6 +31,10 @@ The machine (one SM, every number from pipe_peaks.json beside the study):
                1 / rate cycles (forms' and issue_rates' warp instructions per SM per clock over 4);
                the FMA pipe is two halves, each taking an instruction every other cycle: FFMA
                goes to either, an integer multiply(-add) to the heavy half only
+  registers    an instruction holds its scheduler while it reads its source registers: two banks
+               (register r in bank r mod 2), two reads per bank and cycle, an operand the warp's
+               previous instruction marked .reuse in the same slot not read again
+               (register_read_cycles); a ready warp waits as dispatch_stall meanwhile
   shared       per SM, every LDS, LDSM, STS and LDGSTS holds the shared-memory pipe for its
                wavefronts (the row's smem_wavefronts per block and k-tile, shared among the loop's
                shared instructions in proportion to their widths) at the peak wavefronts per cycle
@@ -49,10 +53,10 @@ SM completes over time, past the first quarter of them, least squares), and
 the warp states it predicts, per issued instruction, under the names ncu gives the measured ones
 (long_scoreboard: a global load's register; short_scoreboard: a shared load's; wait: a math
 result or a stall count; math_pipe_throttle: a busy pipe; mio_throttle: the busy shared-memory
-pipe; barrier; stage_wait: cp.async and mbarrier waits; not_selected: ready, another warp
-issued).
+pipe; barrier; stage_wait: cp.async and mbarrier waits; dispatch_stall: ready, its scheduler
+still reading another instruction's registers; not_selected: ready, another warp issued).
 
-What it leaves out: operand-collector and register-bank conflicts, the instruction cache,
+What it leaves out: the operand collectors beyond the banks' reads, the instruction cache,
 dual issue, the LSU's and L1's own queues, the memory system's queues beyond the L2 burst; the
 control bits beside the stall count (yield, the scoreboards they name: a variable-latency result
 is waited for through its register instead); uniform registers, predicates and
@@ -61,8 +65,9 @@ that a pending instruction writes); an
 instruction it does not know runs on the ALU pipe with its latency; predicated-off instructions
 run. It does not simulate (unsupported(), schedule.py): warp-specialised kernels (wgmma with
 TMA), MMA shapes and barrier forms without a measured rate or a model, cp.async waits on another
-scoreboard, try-waits it cannot place, loops nested in the k-tile loop; and a simulation in which
-every warp waits on the others does not finish (no time)."""
+scoreboard, try-waits it cannot place; and a simulation in which
+every warp waits on the others does not finish (no time). A loop nested in the k-tile loop is
+simulated only on the path source counters measured (schedule.executed_indices)."""
 
 import functools
 import math
