@@ -110,3 +110,19 @@ def test_on_the_h100_mma_tf32_is_simulated_on_its_measured_path():
     assert sum(1 for t in body if sass_loop.opcode(t).startswith("LDG")) == (256 * 32 + 32 * 128) // 256
     acc = account.account(row, context)
     assert acc.schedule is not None and acc.limiter == "schedule"
+
+
+def test_a_states_samples_are_shared_among_the_opcodes_of_the_lines_it_was_sampled_on(tmp_path, capsys):
+    from gemm_study.cli import source_states
+
+    lines = source_page.parse_source_csv(PAGE)
+    assert source_page.samples_by_opcode(lines, "long_sb") == ({"STS": 1.0}, 9 / 10)
+    assert source_page.samples_by_opcode(lines, "wait") == ({"ISETP.GT.AND": 1.0}, 1 / 10)
+    page = tmp_path / "k.csv"
+    page.write_text(PAGE)
+    assert source_states.main([str(page), "--state", "long_sb"]) == 0
+    assert capsys.readouterr().out == "k.csv: long_sb 90.0% of the samples; on STS 100%\n"
+    with pytest.raises(InputError, match="no state 'dispatch'"):
+        source_states.main([str(page), "--state", "dispatch"])
+    with pytest.raises(InputError, match="cannot read"):
+        source_states.main([str(tmp_path / "none.csv.gz"), "--state", "wait"])

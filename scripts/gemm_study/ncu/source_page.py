@@ -78,3 +78,19 @@ def aligned_counts(code, lines, per):
         if address - base != offset or opcode_of(text) != opcode_of(line_text):
             return None
     return [round(executed / per, 4) for _, _, executed, _ in lines]
+
+
+def samples_by_opcode(lines, state):
+    """{opcode: share of the kernel's samples of `state`} over parse_source_csv's lines (shares
+    sum to 1; {} where the state was never sampled), and the state's share of all the samples."""
+    per, total, everything = {}, 0.0, 0.0
+    for _, text, _, states in lines:
+        everything += sum(states.values())
+        n = states.get(state, 0.0)
+        if n:
+            op = opcode_of(text)
+            per[op] = per.get(op, 0.0) + n
+            total += n
+    if not total:
+        return {}, 0.0
+    return {op: n / total for op, n in sorted(per.items(), key=lambda kv: -kv[1])}, total / everything
