@@ -293,6 +293,17 @@ def test_an_unexplained_step_names_the_measurement_that_would_settle_it():
     assert "per phase of its k-tile" in prediction.settle(many_warps, many_warps)
     # Without occupancy (NaN) the general measurement, never a number made up.
     assert "per phase" in prediction.settle({"account_unit": "issue"}, {"account_unit": "shared"})
+    # A simulated rung: the state the run spends the most cycles in beyond the simulation.
+    simulated = {"account_unit": "schedule", "account_schedule_cycles": 1000.0, "rung": 10, "family": "mma_tf32"}
+    simulated |= {"stall_long_scoreboard": 5.0, "account_schedule_long_scoreboard": 3.2}
+    simulated |= {"stall_not_selected": 1.0, "account_schedule_not_selected": 0.2}
+    simulated |= {"stall_wait": 1.0, "account_schedule_wait": 1.1}
+    text = prediction.settle(many_warps, simulated)
+    assert "latency under the chip's load" in text and "10 mma_tf32 spends 5.00" in text and "simulation 3.20" in text
+    # Where the simulation spends as much or more in every state, the general measurement.
+    even = {k: (3.2 if k == "stall_long_scoreboard" else v) for k, v in simulated.items()}
+    even["stall_not_selected"] = 0.1
+    assert "per SASS line" in prediction.settle(even, even)
 
 
 def test_warps_per_scheduler_from_the_achieved_occupancy():

@@ -213,13 +213,51 @@ def _predicted_step(a, b, ladder_key, shape):
 FEW_WARPS = 2
 
 
+# What would measure the cause of a warp state the run spends more cycles in than the simulation.
+STATE_MEASUREMENTS = {
+    "long_scoreboard": "the global memory operations' latency under the chip's load: loads, which the "
+    "simulation waits the idle latencies for, and registers a cp.async (LDGSTS) still reads, which it "
+    "does not wait for (ncu's source counters per SASS line say which)",
+    "short_scoreboard": "the shared-memory loads' latency behind the SM's MIO queue under this load",
+    "dispatch_stall": "where the dispatch stalls fall beyond the register banks' reads "
+    "(ncu's source counters per SASS line: gemm-source-states)",
+    "not_selected": "the schedulers' issue rate over this instruction mix (ncu's issue-slot utilization per scheduler)",
+    "wait": "the fixed latencies this mix waits (the stall counts and the pipes' dependent latencies)",
+    "math_pipe_throttle": "the pipes' rates as this mix issues them (ncu's pipe utilization per pipe)",
+    "barrier": "each warp's arrival at the barriers (ncu's source counters per SASS line)",
+    "mio_throttle": "the MIO queue's depth under this load",
+    "lg_throttle": "the LSU's global-load queue under this load",
+}
+
+
+def _state_gap(row):
+    """(state, measured, simulated) of the warp state the run spends the most cycles per issued
+    instruction in beyond the simulation, or None without a simulated schedule."""
+    gaps = []
+    for state in STATE_MEASUREMENTS:
+        measured = value(row, f"stall_{state}")
+        simulated = value(row, f"account_schedule_{state}")
+        simulated = simulated if math.isfinite(simulated) else 0.0
+        if math.isfinite(measured) and math.isfinite(value(row, "account_schedule_cycles")):
+            gaps.append((measured - simulated, state, measured, simulated))
+    best = max(gaps, default=None)
+    return best[1:] if best and best[0] > 0 else None
+
+
 def settle(a, b):
-    """Which measurement would settle an unexplained step, from what its rungs' accounts assume."""
+    """Which measurement would settle an unexplained step, from what its rungs' accounts assume:
+    for a simulated rung, the warp state the run spends most beyond the simulation."""
     if account.SCHEDULE.key in (a["account_unit"], b["account_unit"]):
+        found = [(g, r) for r in (a, b) if (g := _state_gap(r))]
+        if found:
+            (state, measured, simulated), row = max(found, key=lambda f: f[0][1] - f[0][2])
+            return (
+                f"would settle it: {STATE_MEASUREMENTS[state]}; {_name(row)} spends {measured:.2f} cycles per "
+                f"issued instruction in {state}, the simulation {simulated:.2f}"
+            )
         return (
             "would settle it: the warp states per SASS line (ncu's source counters) against the "
-            "simulation's: a state the run has and the simulation lacks (dispatch stalls, register-"
-            "bank conflicts, the memory system's queues) is what it leaves out"
+            "simulation's: a state the run has and the simulation lacks is what it leaves out"
         )
     if account.LATENCY.key in (a["account_unit"], b["account_unit"]):
         return (
