@@ -174,9 +174,10 @@ fi
 
 # The rungs whose main loop holds a nested loop (a tile loaded element by element): how often each
 # SASS line runs per warp and k-tile, from ncu's source counters (source_counters.json beside the
-# results), so that the account simulates the path a warp takes. Needs the sass stage and ncu.
+# results), so that the account simulates the path a warp takes. Needs the sass stage and ncu
+# (found as the ncu tools find it: PATH, then the CUDA and Nsight Compute folders).
 rm -f "$out/source_counters.json"
-if [ -f "$out/sass.json.gz" ] && command -v ncu >/dev/null; then
+if [ -f "$out/sass.json.gz" ]; then
   stage "source counters: the executed path of the rungs with a nested loop (gemm-source-counters)"
   t=$(now)
   "$tools/gemm-source-counters" "$out/results.json" --bench "$bench" --out "$out/source_counters.json" \

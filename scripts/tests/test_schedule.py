@@ -359,3 +359,13 @@ def test_a_nested_loop_runs_its_measured_trips_and_a_remainder_that_never_runs_i
     assert schedule.executed_indices(code(texts), [1, 1, 0, 0, 3, 3, 3, 2, 1]) == []  # a line twice, outside
     assert schedule.executed_indices(code(texts), [1, 1, 0, 0, 3, 3, 3, 1, 2]) == []  # not one k-tile a trip
     assert schedule.executed_indices(code(texts), counts[:-1]) == []
+    # A line inside the nested loop that runs fewer times than its trips (a guard in it): its path is
+    # not one body per trip, so refused; as are trips or lines that are not whole per k-tile.
+    assert schedule.executed_indices(code(texts), [1, 1, 0, 0, 3, 1, 3, 1, 1]) == []
+    assert schedule.executed_indices(code(texts), [1, 1, 0, 0, 2.5, 2.5, 2.5, 1, 1]) == []
+    assert schedule.executed_indices(code(texts), [1, 1, 0.5, 0.5, 3, 3, 3, 1, 1]) == []
+    # An mbarrier try-wait's retry beside it is issued once (the simulation waits at it), however
+    # often the run retried.
+    spin = ["SYNCS.PHASECHK.TRANS64.TRYWAIT P3, [UR16], R9", "@!P3 BRA 0x80"]
+    with_spin = [*texts[:8], *spin, "@!P2 BRA 0x0"]
+    assert schedule.executed_indices(code(with_spin), [*counts[:8], 7, 7, 1]) == [*path[:-1], 8, 9, 10]

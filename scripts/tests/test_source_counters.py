@@ -126,3 +126,15 @@ def test_a_states_samples_are_shared_among_the_opcodes_of_the_lines_it_was_sampl
         source_states.main([str(page), "--state", "dispatch"])
     with pytest.raises(InputError, match="cannot read"):
         source_states.main([str(tmp_path / "none.csv.gz"), "--state", "wait"])
+
+
+@pytest.mark.skipif(not (STUDY / "results.json").is_file(), reason="no committed H100 study")
+def test_bad_input_to_the_counters_is_one_line_and_a_bad_file_of_its_own_does_not_block_it(tmp_path, capsys):
+    for name in ("results.json", "sass.json.gz"):
+        shutil.copy(STUDY / name, tmp_path / name)
+    (tmp_path / "source_counters.json").write_text("{}")  # malformed: the command rewrites it
+    assert source_counters.main([str(tmp_path / "results.json"), "--dry-run"]) == 0
+    with pytest.raises(InputError, match="no benchmark at that shape"):
+        source_counters.main([str(tmp_path / "results.json"), "--shape", "12x12x12", "--dry-run"])
+    with pytest.raises(InputError, match="has no SASS"):
+        source_page.parse_source_csv(PAGE.replace("STS [R3], R4", " "))

@@ -37,23 +37,39 @@ def executed_indices(code, counts=None):
     nested = [r for r in _nested_ranges(code, span) if not _spin([code[i][1] for i in range(r[0], r[1] + 1)])]
     if not nested:
         return [i for i in range(first, last + 1) if sass_loop.issued(code[i][1])]
-    if counts is None or len(counts) != len(code) or round(counts[last]) != 1:
+    if counts is None or len(counts) != len(code) or not _whole(counts[last]) or round(counts[last]) != 1:
         return []
+    spins = {a: b for a, b in _nested_ranges(code, span) if (a, b) not in nested}
     starts = dict(nested)
     out, i = [], first
     while i <= last:
         end = starts.get(i)
         if end is not None:  # a nested loop: its lines, its trips times over
-            out += [j for _ in range(round(counts[end])) for j in range(i, end + 1) if sass_loop.issued(code[j][1])]
+            trips = counts[end]
+            lines = [j for j in range(i, end + 1) if sass_loop.issued(code[j][1])]
+            if not _whole(trips) or any(abs(counts[j] - trips) > WHOLE for j in lines):
+                return []  # a guarded line or a loop inside it: its path is not one body per trip
+            out += [j for _ in range(round(trips)) for j in lines]
             i = end + 1
             continue
-        times = round(counts[i])
-        if times > 1:  # a line outside the nested loops running more than once a k-tile
+        end = spins.get(i)
+        if end is not None:  # an mbarrier try-wait and its retry: issued once, the wait simulated
+            out += [j for j in range(i, end + 1) if sass_loop.issued(code[j][1])]
+            i = end + 1
+            continue
+        if not _whole(counts[i]) or round(counts[i]) > 1:  # run part of the k-tiles, or more than once
             return []
-        if times == 1 and sass_loop.issued(code[i][1]):
+        if round(counts[i]) == 1 and sass_loop.issued(code[i][1]):
             out.append(i)
         i += 1
     return out
+
+
+WHOLE = 0.05  # how far a count per warp and k-tile may be from a whole number (a partial tile's share)
+
+
+def _whole(x):
+    return abs(x - round(x)) <= WHOLE
 
 
 def _nested_ranges(code, span):

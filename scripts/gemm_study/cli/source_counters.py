@@ -26,7 +26,7 @@ from pathlib import Path
 from gemm_study.analysis import latency, sass_loop, schedule
 from gemm_study.cli.common import command_parser
 from gemm_study.data import names
-from gemm_study.data.errors import InputError, run_cli, writing
+from gemm_study.data.errors import ExternalToolError, InputError, run_cli, writing
 from gemm_study.data.manifest import RUNG_LEVELS
 from gemm_study.data.paths import DEFAULT_BENCH
 from gemm_study.data.results import SOURCE_COUNTERS_FILE, has_tag, load_frame, one_row_per_benchmark
@@ -92,7 +92,10 @@ def count_row(row, context, bench, folder, tool):
         f.write(text)
     sass = context["sass"]
     code = sass_loop.code_of(sass, precision, variant, shape)
-    counts = source_page.aligned_counts(code, source_page.parse_source_csv(text), per_warp_ktile(row, context) or 0)
+    per = per_warp_ktile(row, context)
+    if per is None:
+        raise InputError(f"{precision}/{variant} at {shape}: no tiling or warps per block to count k-tiles by")
+    counts = source_page.aligned_counts(code, source_page.parse_source_csv(text), per)
     if counts is None:
         raise InputError(f"{precision}/{variant} at {shape}: the source page does not list the SASS of sass.json")
     kernel = sass["kernels"][f"{precision}/{variant}"][shape]
@@ -113,10 +116,12 @@ def main(argv=None):
     parser.add_argument("--bench", default=str(DEFAULT_BENCH))
     parser.add_argument("--dry-run", action="store_true", help="list the rows that need counts, run nothing")
     args = parser.parse_args(argv)
-    context, frame = load_frame(args.results)
+    context, frame = load_frame(args.results, source_counters=False)  # the file it rewrites
     frame = one_row_per_benchmark(frame)
     shape = args.shape or largest_square(frame)
     names.check_shape(shape)
+    if shape not in set(frame["shape"]):
+        raise InputError(f"--shape {shape}: the results hold no benchmark at that shape")
     rows = rows_to_count(context, frame, shape)
     for row in rows:
         print(f"{row['precision']}/{row['variant']} at {shape}: a loop nested in its main loop")
@@ -133,7 +138,7 @@ def main(argv=None):
         try:
             with writing(folder):
                 kernel, entry = count_row(row, context, args.bench, folder, tool)
-        except InputError as error:
+        except (InputError, ExternalToolError) as error:
             print(f"not counted: {error}", file=sys.stderr)
             failed += 1
             continue

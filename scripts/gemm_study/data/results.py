@@ -244,8 +244,10 @@ def check_entry(path, i, entry):
             raise InputError(f"{where}: {problem}")
 
 
-def load_results(path):
-    """Returns (context, benchmarks) of a gemm-bench JSON file; InputError if unusable."""
+def load_results(path, source_counters=True):
+    """Returns (context, benchmarks) of a gemm-bench JSON file; InputError if unusable.
+    source_counters=False leaves out source_counters.json beside it (for the command that
+    rewrites it)."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
         raise InputError(f"{path}: not a Google Benchmark results file (no 'benchmarks' list)")
@@ -261,7 +263,7 @@ def load_results(path):
     sass = sass_beside(path)
     if sass is not None:
         data["context"]["sass"] = sass
-        counters = source_counters_beside(path)
+        counters = source_counters_beside(path) if source_counters else None
         if counters is not None:
             data["context"]["source_counters"] = counters
     return data["context"], data["benchmarks"]
@@ -618,9 +620,9 @@ def to_frame(benchmarks, path="results"):
     return frame
 
 
-def load_frame(path):
+def load_frame(path, source_counters=True):
     """(context, one row per repetition) of a results file."""
-    context, entries = load_results(path)
+    context, entries = load_results(path, source_counters)
     return context, to_frame(entries, path)
 
 

@@ -56,6 +56,8 @@ def parse_source_csv(text):
         executed = _number(row.get(EXECUTED))
         if executed is None or not re.fullmatch(r"0x[0-9a-fA-F]+", address.strip()):
             raise InputError(f"ncu source page: line {address!r} has no address or executed count")
+        if not (row.get("Source") or "").strip():
+            raise InputError(f"ncu source page: line {address} has no SASS")
         states = {m.group(1): _number(v) or 0.0 for k, v in row.items() if k and (m := STATE.match(k))}
         out.append((int(address, 16), " ".join(row["Source"].split()), executed, states))
     return sorted(out)
