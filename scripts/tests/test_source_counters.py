@@ -126,8 +126,10 @@ def test_a_states_samples_are_shared_among_the_opcodes_of_the_lines_it_was_sampl
     assert capsys.readouterr().out == "k.csv: long_sb 90.0% of the samples; on STS 100%\n"
     with pytest.raises(InputError, match="no state 'dispatch'"):
         source_states.main([str(page), "--state", "dispatch"])
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="no such file"):
         source_states.main([str(tmp_path / "none.csv.gz"), "--state", "wait"])
+    with pytest.raises(InputError, match="--top 0"):
+        source_states.main([str(page), "--state", "wait", "--top", "0"])
 
 
 @pytest.mark.skipif(not (STUDY / "results.json").is_file(), reason="no committed H100 study")

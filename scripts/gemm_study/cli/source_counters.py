@@ -32,6 +32,7 @@ from gemm_study.data.paths import DEFAULT_BENCH
 from gemm_study.data.results import SOURCE_COUNTERS_FILE, has_tag, load_frame, one_row_per_benchmark
 from gemm_study.ncu import session as ncu
 from gemm_study.ncu import source_page
+from gemm_study.report.ladder_report import headline_shape
 
 
 def needs_counts(code):
@@ -41,13 +42,6 @@ def needs_counts(code):
         return False
     ranges = schedule._nested_ranges(code, span)
     return any(not schedule._spin([code[i][1] for i in range(a, b + 1)]) for a, b in ranges)
-
-
-def largest_square(frame):
-    squares = [s for s in set(frame["shape"]) if len(set(str(s).split("x"))) == 1]
-    if not squares:
-        raise InputError("no square shape in the results: give --shape")
-    return max(squares, key=lambda s: int(str(s).split("x")[0]))
 
 
 def rows_to_count(context, frame, shape):
@@ -118,7 +112,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     context, frame = load_frame(args.results, source_counters=False)  # the file it rewrites
     frame = one_row_per_benchmark(frame)
-    shape = args.shape or largest_square(frame)
+    shape = args.shape or headline_shape(frame)  # the largest square, as the report's summary
     names.check_shape(shape)
     if shape not in set(frame["shape"]):
         raise InputError(f"--shape {shape}: the results hold no benchmark at that shape")

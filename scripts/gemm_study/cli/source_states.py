@@ -8,21 +8,12 @@ gives the state's samples, each with its share of them.
 barrier, not_selected, ...). Exit status: 0, or 2 on bad input (no such page, no such state).
 """
 
-import gzip
 from pathlib import Path
 
 from gemm_study.cli.common import command_parser
 from gemm_study.data.errors import InputError, run_cli
+from gemm_study.data.results import read_text
 from gemm_study.ncu import source_page
-
-
-def read_page(path):
-    try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt") as f:
-            return f.read()
-    except (OSError, EOFError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from None
 
 
 def main(argv=None):
@@ -31,8 +22,10 @@ def main(argv=None):
     parser.add_argument("--state", required=True)
     parser.add_argument("--top", type=int, default=5, help="opcodes shown per page")
     args = parser.parse_args(argv)
+    if args.top < 1:
+        raise InputError(f"--top {args.top}: expected a whole number >= 1")
     for path in args.pages:
-        lines = source_page.parse_source_csv(read_page(path))
+        lines = source_page.parse_source_csv(read_text(path, "a source page"))
         if not any(args.state in states for _, _, _, states in lines):
             raise InputError(f"{path}: no state {args.state!r} on the page")
         shares, of_all = source_page.samples_by_opcode(lines, args.state)

@@ -132,22 +132,30 @@ def sweep_edge(params, tags):
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read_json(path):
-    """The parsed JSON of a file; InputError (one line) if it is missing or unreadable."""
+def read_text(path, what="a results file (give one of its .json files)"):
+    """A file's text, gunzipped where it is gzipped (committed runs often are); InputError (one
+    line) if it is missing or unreadable."""
     path = Path(path)
     if path.is_dir():
-        raise InputError(f"{path}: a folder, not a results file (give one of its .json files)")
+        raise InputError(f"{path}: a folder, not {what}")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     try:
         raw = path.read_bytes()
-        # Committed runs are often gzipped (.json.gz): read them as they are.
-        text = (gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw).decode("utf-8")
+        return (gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw).decode("utf-8")
+    except (OSError, EOFError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(f"{path}: cannot be read: {type(error).__name__}: {error}") from None
+
+
+def read_json(path):
+    """The parsed JSON of a file; InputError (one line) if it is missing or unreadable."""
+    text = read_text(path)
+    try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         hint = " (truncated?)" if error.pos >= len(text.rstrip()) - 1 else ""
         raise InputError(f"{path}: not valid JSON{hint}: {error.msg} at line {error.lineno}") from None
-    except (OSError, EOFError, UnicodeDecodeError, RecursionError, ValueError) as error:
+    except (RecursionError, ValueError) as error:
         raise InputError(f"{path}: cannot be read: {type(error).__name__}: {error}") from None
 
 

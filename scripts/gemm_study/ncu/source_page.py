@@ -15,6 +15,7 @@ import io
 import re
 import subprocess
 
+from gemm_study.analysis.sass_loop import opcode
 from gemm_study.data.errors import InputError
 from gemm_study.ncu.session import _check_ncu_output, find_ncu
 
@@ -63,12 +64,6 @@ def parse_source_csv(text):
     return sorted(out)
 
 
-def opcode_of(text):
-    """The opcode with its modifiers, the predicate and the .reuse flags ignored."""
-    text = re.sub(r"^@!?U?P\w+\s+", "", text.strip())
-    return text.split(" ", 1)[0]
-
-
 def aligned_counts(code, lines, per):
     """The executed count of each instruction of `code` ([(offset, text)] of sass.json) from the
     source page's `lines` (parse_source_csv), divided by `per` (warps x k-tiles); None where the
@@ -77,7 +72,7 @@ def aligned_counts(code, lines, per):
         return None
     base = lines[0][0]
     for (offset, text), (address, line_text, _, _) in zip(code, lines):
-        if address - base != offset or opcode_of(text) != opcode_of(line_text):
+        if address - base != offset or opcode(text) != opcode(line_text):
             return None
     return [round(executed / per, 4) for _, _, executed, _ in lines]
 
@@ -90,7 +85,7 @@ def samples_by_opcode(lines, state):
         everything += sum(states.values())
         n = states.get(state, 0.0)
         if n:
-            op = opcode_of(text)
+            op = opcode(text)
             per[op] = per.get(op, 0.0) + n
             total += n
     if not total:
