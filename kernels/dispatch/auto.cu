@@ -7,13 +7,17 @@
 // The choice for a shape, in order:
 //   1. the table (auto_table.inc, written by gemm-tune-shapes from a suite sweep): the
 //      variant measured fastest at exactly this shape;
-//   2. on a GPU, the model (shape_model.h): every candidate the sweep timed, at its predicted
-//      time here, the fastest. A candidate's prediction is its measured time at the two nearest
-//      sweep shapes of the same kind (a few rows, M <= 16; a few columns, N <= 16; or neither;
-//      distance: the sum of |log ratio| of M, N and K, one more for a shape whose rows of A and B
-//      have the other 16-byte alignment (shape_model.h); auto_times.inc), each scaled by the work
-//      of the busiest SM here over there (its tiles, waves and K split at both shapes, from its
-//      own launch plan and this GPU's SMs), averaged;
+//   2. on a GPU, the model (shape_model.h), then a measurement (timed_choice.h): every
+//      candidate the sweep timed, at its predicted time here. A candidate's prediction is its
+//      measured time at the two nearest sweep shapes of the same kind (a few rows, M <= 16; a few
+//      columns, N <= 16; or neither; distance: the sum of |log ratio| of M, N and K, one more for
+//      a shape whose rows of A and B have the other 16-byte alignment (shape_model.h);
+//      auto_times.inc), each scaled by the work of the busiest SM here over there (its tiles,
+//      waves and K split at both shapes, from its own launch plan and this GPU's SMs), averaged.
+//      The first run at the shape times the kTimedCandidates fastest predictions on its own
+//      operands and stream, and every later run takes the fastest of them. Until then (and in a
+//      run captured into a CUDA graph, which must not synchronize) the fastest prediction
+//      stands, and the workspace asked for is the largest any of them needs;
 //   3. without a GPU to plan on (listing), or no candidate with times of the shape's kind, the
 //      table's nearest shape of the same kind: its
 //      variant's configuration, with its K split taken from the device (a `ks` or `slices` of 0);
@@ -34,8 +38,10 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_check.h"
 #include "launch.cuh"
 #include "shape_model.h"
+#include "timed_choice.h"
 
 namespace gemm {
 namespace {
@@ -140,9 +146,17 @@ const DeviceLimits& device_limits() {
   return limits;
 }
 
+// A candidate the model ranked: its predicted time and where the prediction came from.
+struct Ranked {
+  const Variant* variant = nullptr;
+  double predicted_ms = 0.0;
+  std::string from;  // "AxBxC and DxExF": the sweep shapes it was scaled from
+};
+
 struct Choice {
   const Variant* variant = nullptr;
   std::string rule;
+  std::vector<Ranked> to_time;  // the model's fastest predictions, until the first run times them
 };
 
 // Whether a candidate takes the shape on this device; without one (listing on a machine with no
@@ -182,15 +196,25 @@ std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
 }
 
-// Rule 2: the candidate with the shortest predicted time (needs a device: plans and SMs).
-Choice by_model(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
-  if (d.sm_count == 0) return {};
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", ms);
+  return text;
+}
+
+std::string model_rule(const Ranked& r) {
+  return "model: " + ms_text(r.predicted_ms) + " ms, scaled from its times at " + r.from;
+}
+
+// Rule 2: every candidate with a prediction, the shortest first (a tie: the first by name).
+// Needs a device: plans and SMs.
+std::vector<Ranked> by_model(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
+  std::vector<Ranked> ranked;
+  if (d.sm_count == 0) return ranked;
   std::map<std::string, std::vector<const TimeEntry*>> timed;  // by candidate, in name order
   for (const TimeEntry& t : kTimes)
     if (t.variant != nullptr && t.arithmetic == a && kind_of(t.m, t.n) == kind_of(s.m, s.n))
       timed[t.variant].push_back(&t);
-  Choice best;
-  double best_ms = std::numeric_limits<double>::infinity();
   for (auto& [name, entries] : timed) {
     const Variant* v = find(name, a);
     if (!takes(v, s, d) || !v->plan) continue;
@@ -210,14 +234,21 @@ Choice by_model(Arithmetic a, const GemmShape& s, const DeviceLimits& d) {
       sum += dispatch::scaled_ms(t.ms, busiest_sm_work(*v, {t.m, t.n, t.k}, d), here);
       from += (i ? " and " : "") + shape_text(t.m, t.n, t.k);
     }
-    if (refs > 0 && sum / refs < best_ms) {
-      best_ms = sum / refs;
-      char ms[32];
-      std::snprintf(ms, sizeof ms, "%.4g", best_ms);
-      best = {v, std::string("model: ") + ms + " ms, scaled from its times at " + from};
-    }
+    if (refs > 0) ranked.push_back({v, sum / refs, from});
   }
-  return best;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const Ranked& x, const Ranked& y) { return x.predicted_ms < y.predicted_ms; });
+  return ranked;
+}
+
+// The model's choice: its fastest prediction, with the few to time at the first run.
+Choice model_choice(std::vector<Ranked> ranked) {
+  Choice c{ranked.front().variant, model_rule(ranked.front())};
+  if (ranked.size() > 1) {
+    ranked.resize(std::min<std::size_t>(ranked.size(), dispatch::kTimedCandidates));
+    c.to_time = std::move(ranked);
+  }
+  return c;
 }
 
 // Rule 3: without a table entry that takes the shape.
@@ -247,7 +278,7 @@ Choice choose_uncached(Arithmetic a, const GemmShape& s, const DeviceLimits& d) 
     if (e.m == s.m && e.n == s.n && e.k == s.k)
       if (const Variant* v = find(e.variant, a); takes(v, s, d)) return {v, "table"};
   }
-  if (Choice c = by_model(a, s, d); c.variant) return c;
+  if (std::vector<Ranked> ranked = by_model(a, s, d); !ranked.empty()) return model_choice(std::move(ranked));
   for (const TableEntry& e : kTable) {
     if (e.variant == nullptr || e.arithmetic != a) continue;
     if (kind_of(e.m, e.n) != kind_of(s.m, s.n)) continue;
@@ -264,20 +295,100 @@ Choice choose_uncached(Arithmetic a, const GemmShape& s, const DeviceLimits& d) 
   return by_shape(a, s, d);
 }
 
-// The choice for a shape on the current device, made once.
-const Choice& choose(Arithmetic a, const GemmShape& s) {
+std::mutex& choices_mutex() {
   static std::mutex mutex;
+  return mutex;
+}
+
+// The choice for a shape on the current device, made once (the caller holds choices_mutex()).
+Choice& choice_locked(Arithmetic a, const GemmShape& s) {
   static std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, Choice> made;
-  std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_tuple(int(a), s.m, s.n, s.k);
   if (auto it = made.find(key); it != made.end()) return it->second;
   return made[key] = choose_uncached(a, s, device_limits());
 }
 
-const Variant& chosen(Arithmetic a, const GemmShape& s) {
-  const Choice& c = choose(a, s);
+// A copy: the first run may settle the choice while another thread reads it.
+Choice choose(Arithmetic a, const GemmShape& s) {
+  std::lock_guard<std::mutex> lock(choices_mutex());
+  return choice_locked(a, s);
+}
+
+void refuse_unchosen(Arithmetic a, const Choice& c, const GemmShape& s) {
   if (!c.variant)
     throw std::invalid_argument(std::string("auto: no ") + name_of(a) + " variant takes " + s.to_string());
+}
+
+// The workspace of a choice: while it has candidates to time, the largest any of them needs.
+std::size_t workspace_of(const Choice& c, const GemmShape& s) {
+  std::size_t bytes = c.variant ? c.variant->workspace_bytes(s) : 0;
+  for (const Ranked& r : c.to_time) bytes = std::max(bytes, r.variant->workspace_bytes(s));
+  return bytes;
+}
+
+struct Event {
+  cudaEvent_t event = nullptr;
+  Event() { GEMM_CUDA_CHECK(cudaEventCreate(&event)); }
+  ~Event() { cudaEventDestroy(event); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+// Each candidate's per-launch times (ms), in rounds that take every candidate in turn after an
+// untimed one. A candidate is handed the workspace zeroed, as the workspace contract promises a
+// variant the first time (another's partial tiles may lie where its counters go); one that
+// needs more workspace than the caller gave is not timed.
+std::vector<std::vector<double>> time_candidates(const std::vector<Ranked>& to_time, const Operands& ops,
+                                                 cudaStream_t stream) {
+  std::vector<int> launches;
+  double round_ms = 0.0;
+  for (const Ranked& r : to_time) {
+    launches.push_back(dispatch::launches_per_sample(r.predicted_ms));
+    round_ms += launches.back() * r.predicted_ms;
+  }
+  const int rounds = dispatch::timing_rounds(round_ms);
+  std::vector<std::vector<double>> samples(to_time.size());
+  Event start, stop;
+  for (int round = 0; round <= rounds; ++round) {
+    for (std::size_t i = 0; i < to_time.size(); ++i) {
+      const Variant& v = *to_time[i].variant;
+      if (v.workspace_bytes(ops.shape) > ops.workspace_bytes) continue;
+      if (ops.workspace && ops.workspace_bytes)
+        GEMM_CUDA_CHECK(cudaMemsetAsync(ops.workspace, 0, ops.workspace_bytes, stream));
+      GEMM_CUDA_CHECK(cudaEventRecord(start.event, stream));
+      for (int l = 0; l < launches[i]; ++l) v.run(ops, stream);
+      GEMM_CUDA_CHECK(cudaEventRecord(stop.event, stream));
+      GEMM_CUDA_CHECK(cudaEventSynchronize(stop.event));
+      float ms = 0.0f;
+      GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event, stop.event));
+      if (round > 0) samples[i].push_back(double(ms) / launches[i]);
+    }
+  }
+  if (ops.workspace && ops.workspace_bytes)
+    GEMM_CUDA_CHECK(cudaMemsetAsync(ops.workspace, 0, ops.workspace_bytes, stream));
+  return samples;
+}
+
+// The variant to run: at the first run at a shape the model chose for, its candidates timed
+// and the fastest kept. Not while the stream is being captured into a graph (timing
+// synchronizes): the fastest prediction runs there, and the first run outside a capture settles
+// the choice.
+const Variant& settled(Arithmetic a, const Operands& ops, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(choices_mutex());
+  Choice& c = choice_locked(a, ops.shape);
+  refuse_unchosen(a, c, ops.shape);
+  if (c.to_time.empty()) return *c.variant;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  GEMM_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return *c.variant;
+  const std::vector<std::vector<double>> samples = time_candidates(c.to_time, ops, stream);
+  const std::size_t best = dispatch::fastest_median(samples);
+  if (best == samples.size()) return *c.variant;  // none fitted the workspace: the prediction stands
+  const Ranked& r = c.to_time[best];
+  c.variant = r.variant;
+  c.rule = "timed: " + ms_text(dispatch::median_of(samples[best])) + " ms, the fastest of the model's " +
+           std::to_string(c.to_time.size()) + " fastest predictions (" + model_rule(r) + ")";
+  c.to_time.clear();
   return *c.variant;
 }
 
@@ -289,19 +400,27 @@ std::string json_text(const std::string& s) {
 
 Variant dispatcher(Arithmetic a, const char* family, Compute compute) {
   KernelLaunch l;
-  l.plan = [a](const GemmShape& s) { return chosen(a, s).plan(s); };
-  l.run = [a](const Operands& ops, cudaStream_t stream) { chosen(a, ops.shape).run(ops, stream); };
+  l.plan = [a](const GemmShape& s) {
+    const Choice c = choose(a, s);
+    refuse_unchosen(a, c, s);
+    return c.variant->plan(s);
+  };
+  l.run = [a](const Operands& ops, cudaStream_t stream) { settled(a, ops, stream).run(ops, stream); };
   VariantBuilder b(family, precision_of(a));
   return b.compute(compute)
       .launch(l)
-      .workspace([a](const GemmShape& s) { return chosen(a, s).workspace_bytes(s); })
+      .workspace([a](const GemmShape& s) {
+        const Choice c = choose(a, s);
+        refuse_unchosen(a, c, s);
+        return workspace_of(c, s);
+      })
       .precondition([a](const GemmShape& s, const DeviceLimits& d) -> std::optional<std::string> {
-        const Choice& c = choose(a, s);
+        const Choice c = choose(a, s);
         if (!c.variant) return std::string("no ") + name_of(a) + " variant takes this shape";
         return check_launch(*c.variant, s, d);
       })
       .choice([a](const GemmShape& s) {
-        const Choice& c = choose(a, s);
+        const Choice c = choose(a, s);
         if (!c.variant) return std::string();
         return "{\"family\": " + json_text(c.variant->family) + ", \"variant\": " +
                json_text(c.variant->name()) + ", \"rule\": " + json_text(c.rule) +
@@ -311,8 +430,9 @@ Variant dispatcher(Arithmetic a, const char* family, Compute compute) {
       .spins()  // the variant it runs may poll (mbarriers, split counters)
       .tags({tag::tracked, tag::summary})
       .origin("the fastest variant per shape: kernels/dispatch/auto_table.inc, filled by "
-              "gemm-tune-shapes from a suite sweep; elsewhere the candidate whose sweep times, "
-              "scaled to the shape's tiles and waves, predict the shortest time")
+              "gemm-tune-shapes from a suite sweep; elsewhere the fastest, timed at the first run, "
+              "of the candidates whose sweep times, scaled to the shape's tiles and waves, predict "
+              "the shortest times")
       .build();
 }
 

@@ -6,6 +6,7 @@ predicted times and picks as the built `auto` recorded in each result's rule."""
 import json
 import math
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -92,6 +93,8 @@ def test_the_constants_are_the_cpp_models():
     assert float(re.search(r"kMisalignedDistance = ([0-9.]+);", model)[1]) == replay.MISALIGNED_DISTANCE
     assert float(re.search(r"kFixedMs = ([0-9.]+);", model)[1]) == replay.FIXED_MS
     assert int(re.search(r"kModelReferences = (\d+);", auto)[1]) == replay.REFERENCES
+    timed = (CHECKOUT / "kernels" / "dispatch" / "timed_choice.h").read_text()
+    assert int(re.search(r"kTimedCandidates = (\d+);", timed)[1]) == replay.TIMED_CANDIDATES
 
 
 def test_the_strict_order_ranks_every_shape_of_the_same_alignment_first_each_group_nearest_first():
@@ -121,6 +124,46 @@ def test_a_tie_between_candidates_goes_to_the_first_by_name_as_in_autos_map():
     model = Fixed({}, {}, {}, SMS, {})
     picks = replay.replay(model, benchmarks, {(64, 64, 64)})
     assert picks and {p.picked for p in picks} == {"gemv"}  # FP32, and TF32 (an FP32 kernel serves it)
+
+
+def _ranked_sweep(predicted, measured):
+    """A model predicting `predicted` ms per candidate at 64x64x64, and a sweep where they took
+    `measured` ms there."""
+
+    class Fixed(replay.Model):
+        def predict(self, arith, shape, name, leave_out=None):
+            return predicted[name]
+
+    v = {"precision": "fp32", "compute": "fp32", "tags": ["shapes"], "params": {}}
+    benchmarks = [
+        {"median_ms": ms, "variant": {**v, "name": name, "family": name, "shape": {"m": 64, "n": 64, "k": 64}}}
+        for name, ms in measured.items()
+    ]
+    return Fixed({}, {}, {}, SMS, {}), benchmarks
+
+
+def test_timed_the_pick_is_the_fastest_measured_of_the_fastest_predictions_only():
+    # Predicted order a, b, c, d, e; measured fastest e (outside any top four), then c.
+    predicted = {"a": 1.0, "b": 1.1, "c": 1.2, "d": 1.3, "e": 2.0}
+    measured = {"a": 0.30, "b": 0.25, "c": 0.20, "d": 0.22, "e": 0.10}
+    model, benchmarks = _ranked_sweep(predicted, measured)
+    picks = {t: replay.replay(model, benchmarks, {(64, 64, 64)}, t) for t in (1, 2, 4, 5)}
+    assert {p.picked for p in picks[1]} == {"a"}  # the model alone: its first prediction
+    assert {p.picked for p in picks[2]} == {"b"}
+    assert {p.picked for p in picks[4]} == {"c"}
+    assert {p.picked for p in picks[5]} == {"e"}
+    assert [p.timed for p in picks[4]][0] == ("a", "b", "c", "d")
+
+
+def test_timed_a_measured_tie_goes_to_the_earlier_prediction_and_agreement_is_membership():
+    model, benchmarks = _ranked_sweep({"a": 1.0, "b": 1.5, "c": 3.0}, {"a": 0.2, "b": 0.2, "c": 0.1})
+    (pick, *_) = replay.replay(model, benchmarks, {(64, 64, 64)}, 2)
+    assert pick.picked == "a"
+    # auto may rank two candidates within its own samples' noise the other way: a recorded pick
+    # among those timed agrees; one outside them (or, untimed, any but the first) does not.
+    assert replace(pick, recorded="b").agrees and not replace(pick, recorded="c").agrees
+    (alone, *_) = replay.replay(model, benchmarks, {(64, 64, 64)}, 1)
+    assert replace(alone, recorded="a").agrees and not replace(alone, recorded="b").agrees
 
 
 def _committed(name):
@@ -220,6 +263,7 @@ def test_the_cli_refuses_bad_input_in_one_line(tmp_path, capsys):
     }
     cases = [
         (["--evaluation", sweep(good, []), "--misaligned", "-1"], "--misaligned"),
+        (["--evaluation", sweep(good, []), "--timed", "0"], "--timed"),
         (["--evaluation", sweep(good, [])], "no shape"),
         (["--evaluation", sweep(good, [entry])], "no shape"),
         (["--evaluation", sweep({"gpu_sm_count": "0.5"}, [])], "gpu_sm_count"),

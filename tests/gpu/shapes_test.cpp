@@ -6,13 +6,16 @@
 // (correctness_test.cpp) at its odd shapes and tails.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "counter_test_support.h"
 #include "cuda_check.h"
 #include "dispatch/shape_model.h"
+#include "dispatch/timed_choice.h"
 #include "gpu_test_support.h"
 
 namespace gemm::test {
@@ -195,8 +198,9 @@ TEST(CorrectnessWorkspace, AMissingWorkspaceIsRefusedWithItsSizeNotACrash) {
   }
 }
 
-// Off the table, on a GPU, auto runs the candidate its model predicts fastest, scaled from its
-// times at the two nearest sweep shapes of the same kind (kernels/dispatch/shape_model.h).
+// Off the table, on a GPU, auto's choice before its first run at a shape is the candidate its
+// model predicts fastest, scaled from its times at the two nearest sweep shapes of the same kind
+// (kernels/dispatch/shape_model.h).
 TEST(DispatchModel, AShapeOffTheTableIsChosenByTheModelFromTwoSweepShapesOfItsKind) {
   GEMM_REQUIRE_GPU();
   const struct {
@@ -225,6 +229,82 @@ TEST(DispatchModel, AShapeOffTheTableIsChosenByTheModelFromTwoSweepShapesOfItsKi
     EXPECT_EQ(dispatch::shape_kind(m2, n2), kind);
     EXPECT_FALSE(check_launch(v, c.shape, device().limits).has_value());
   }
+}
+
+// The number after `key` in a choice's text, or NaN.
+double number_after(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find(key);
+  return at == std::string::npos ? NAN : std::strtod(text.c_str() + at + key.size(), nullptr);
+}
+
+// The first run at such a shape times the model's fastest predictions on its operands and keeps
+// the fastest (kernels/dispatch/timed_choice.h): the choice says so, names a candidate predicted
+// no faster than the model's first (they are ranked by prediction), stays settled, and every run
+// before and after is verified, the runs after on the workspace the timing left behind.
+TEST(DispatchModel, TheFirstRunTimesTheModelsFastestPredictionsAndKeepsTheFastest) {
+  GEMM_REQUIRE_GPU();
+  const struct {
+    const char* family;
+    Precision precision;
+    GemmShape shape;
+  } cases[] = {{"auto", Precision::fp32, {333, 4444, 555}},
+               {"auto_tf32", Precision::fp32, {200, 5120, 5120}},
+               {"auto", Precision::fp64, {1234, 4321, 2048}}};
+  for (const auto& c : cases) {
+    const Variant& v = find_variant(c.family, c.precision);
+    const std::string before = v.choice(c.shape);
+    SCOPED_TRACE(before);
+    const double first_prediction = number_after(before, "\"rule\": \"model: ");
+    ASSERT_GT(first_prediction, 0.0);
+    TestData& d = test_data(c.precision, c.shape);
+    const Verification first = run_and_verify(v, d);
+    EXPECT_TRUE(first.passed) << "max_rel_err " << first.max_rel_err << ", unwritten " << first.unwritten;
+    const std::string after = v.choice(c.shape);
+    SCOPED_TRACE(after);
+    const double timed_ms = number_after(after, "\"rule\": \"timed: ");
+    EXPECT_GT(timed_ms, 0.0);
+    EXPECT_TRUE(std::isfinite(timed_ms));
+    const double timed = number_after(after, "the fastest of the model's ");
+    EXPECT_GE(timed, 2.0);
+    EXPECT_LE(timed, double(dispatch::kTimedCandidates));
+    EXPECT_GE(number_after(after, "(model: "), first_prediction);
+    for (int again = 0; again < 2; ++again) {
+      const Verification next = run_and_verify(v, d);
+      EXPECT_TRUE(next.passed) << "max_rel_err " << next.max_rel_err << ", unwritten " << next.unwritten;
+      EXPECT_EQ(v.choice(c.shape), after);
+    }
+  }
+}
+
+// Timing synchronizes, which a stream being captured into a CUDA graph must not do: there auto
+// runs the fastest prediction untimed (the graph computes the right product), and the first run
+// outside a capture times the candidates.
+TEST(DispatchModel, UnderGraphCaptureTheFastestPredictionRunsAndTimingWaits) {
+  GEMM_REQUIRE_GPU();
+  const Variant& v = find_variant("auto", Precision::fp32);
+  const GemmShape shape{640, 640, 640};
+  ASSERT_NE(v.choice(shape).find("\"rule\": \"model: "), std::string::npos) << v.choice(shape);
+  TestData& d = test_data(Precision::fp32, shape);
+  const Operands ops = operands_for(v, d);
+  cudaStream_t stream = test_stream();
+  GEMM_CUDA_CHECK(cudaMemsetAsync(d.dev_c.get(), 0xFF, d.dev_c.bytes(), stream));
+  GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph = nullptr;
+  GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  v.run(ops, stream);
+  GEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  EXPECT_NE(v.choice(shape).find("\"rule\": \"model: "), std::string::npos) << v.choice(shape);
+  cudaGraphExec_t exec = nullptr;
+  GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const Verification captured = verify_device_output(v, d);
+  EXPECT_TRUE(captured.passed) << "max_rel_err " << captured.max_rel_err << ", unwritten " << captured.unwritten;
+  GEMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
+  const Verification timed = run_and_verify(v, d);
+  EXPECT_TRUE(timed.passed);
+  EXPECT_NE(v.choice(shape).find("\"rule\": \"timed: "), std::string::npos) << v.choice(shape);
 }
 
 }  // namespace

@@ -3,10 +3,13 @@ arithmetic, how many held-out shapes its pick serves within 5% of the fastest ca
 suite shapes it does with each shape left out of its own references, and how many picks agree
 with what `auto` ran in the sweep; once per distance given to a reference shape of the other
 16-byte alignment (kernels/dispatch/shape_model.h's kMisalignedDistance; `inf`: every shape of the
-same alignment first, the rule before it).
+same alignment first, the rule before it) and per number of fastest predictions the first run
+times (kernels/dispatch/timed_choice.h's kTimedCandidates; 1: the first prediction alone, as auto
+ran before it timed). With more than one timed, a pick agrees where `auto` ran one of them.
 
   gemm-auto-replay --evaluation evaluation/tune_shapes_*.json.gz [--misaligned 0 0.5 1 inf]
-      [--times auto_times.inc] [--tuned tuned_configs.inc] [--references SWEEP.json ...] [--shapes]
+      [--timed 1 2 3 4] [--times auto_times.inc] [--tuned tuned_configs.inc]
+      [--references SWEEP.json ...] [--shapes]
 
 --evaluation: a sweep that timed every candidate at the suite's and the judged shapes
 (scripts/tune_shapes.sh). --times and --tuned: the model's times and the tuned rung's
@@ -53,23 +56,27 @@ def _read(reader, path):
         raise InputError(f"{path}: cannot read: {error}") from None
 
 
-def lines(picks_by_distance, show_shapes):
+def lines(picks_by_rule, show_shapes):
     out = [
-        "| misaligned distance | arithmetic | held out: within 5% | left out: within 5% | picks as `auto` ran |",
-        "|---|---|---:|---:|---:|",
+        "| misaligned distance | timed | arithmetic | held out: within 5% | left out: within 5% | picks as `auto` ran |",
+        "|---|---:|---|---:|---:|---:|",
     ]
-    for distance, picks in picks_by_distance.items():
+    for (distance, timed), picks in picks_by_rule.items():
         counts = model_replay.tally(picks)
         for arith in sorted({p.arithmetic for p in picks}):
             cells = [
                 f"{counts[(arith, s)][1]} of {counts[(arith, s)][0]}" if (arith, s) in counts else "-" for s in SETS
             ]
             ran = [p for p in picks if p.arithmetic == arith and p.heldout and p.recorded]
-            agree = f"{sum(p.picked == p.recorded for p in ran)} of {len(ran)}" if ran else "-"
-            out.append(f"| {distance:g} | {arith} | {cells[0]} | {cells[1]} | {agree} |")
+            agree = f"{sum(p.agrees for p in ran)} of {len(ran)}" if ran else "-"
+            out.append(f"| {distance:g} | {timed} | {arith} | {cells[0]} | {cells[1]} | {agree} |")
     if show_shapes:
-        for distance, picks in picks_by_distance.items():
-            out += ["", f"Misaligned distance {distance:g}, held-out picks not within 5% of the fastest:", ""]
+        for (distance, timed), picks in picks_by_rule.items():
+            out += [
+                "",
+                f"Misaligned distance {distance:g}, {timed} timed, held-out picks not within 5% of the fastest:",
+                "",
+            ]
             out += [
                 f"- {p.arithmetic} {'x'.join(map(str, p.shape))}: {p.picked}, "
                 f"{100 * p.best_ms / p.picked_ms:.1f}% of {p.best}"
@@ -86,10 +93,13 @@ def main(argv=None):
     parser.add_argument("--times", type=Path, default=model_replay.TIMES_PATH)
     parser.add_argument("--tuned", type=Path, default=model_replay.TUNED_PATH)
     parser.add_argument("--misaligned", type=float, nargs="+", default=[model_replay.MISALIGNED_DISTANCE])
+    parser.add_argument("--timed", type=int, nargs="+", default=[model_replay.TIMED_CANDIDATES])
     parser.add_argument("--shapes", action="store_true", help="list the held-out misses")
     args = parser.parse_args(argv)
     if any(not d >= 0 for d in args.misaligned):
         raise InputError("--misaligned: distances are >= 0 (inf: the other alignment last)")
+    if any(t < 1 for t in args.timed):
+        raise InputError("--timed: the candidates timed are 1 or more (1: the first prediction alone)")
     contexts, evaluation = _load(args.evaluation)
     reference = _load(args.references)[1] if args.references else evaluation
     times, tuned = (
@@ -109,7 +119,8 @@ def main(argv=None):
     picks = {}
     for distance in args.misaligned:
         base.misaligned = distance
-        picks[distance] = model_replay.replay(base, evaluation, heldout)
+        for timed in args.timed:
+            picks[(distance, timed)] = model_replay.replay(base, evaluation, heldout, timed)
     if not any(picks.values()):
         raise InputError("no shape where the model has references and the evaluation timed a candidate")
     sys.stdout.write("\n".join(lines(picks, args.shapes)) + "\n")

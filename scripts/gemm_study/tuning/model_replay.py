@@ -1,8 +1,9 @@
 """`auto`'s model replayed without a GPU: for a shape its table does not hold, `auto` predicts every
 candidate's time from the candidate's sweep times at the nearest suite shapes
 (kernels/dispatch/auto_times.inc), scaled by the busiest SM's work there and here
-(kernels/dispatch/shape_model.h), and runs the fastest prediction (kernels/dispatch/auto.cu, rule
-2). The same arithmetic here, on sweep JSON that holds each candidate's grid at every shape, so
+(kernels/dispatch/shape_model.h), and its first run at the shape times the few fastest
+predictions and keeps the fastest (kernels/dispatch/auto.cu, rule 2; timed_choice.h). The same
+arithmetic here, on sweep JSON that holds each candidate's grid at every shape, so
 that a change to the model can be judged before any GPU time is spent:
 
   - held out: the pick at each held-out shape, judged by the candidates' own times in an
@@ -16,7 +17,9 @@ Differences from the C++ it cannot avoid: the grids come from the sweep's launch
 (`grid_blocks`, the same plan auto reads; the evaluation sweep times every suite shape too, so its
 own grids serve as the references' by default), the tuned rung's tile from
 kernels/ladder/tuned_configs.inc (auto reads it from the plan), and a candidate that did not run
-at a shape is not a candidate there. The times and the tuned configurations must be the ones the
+at a shape is not a candidate there; and where auto times its candidates, the replay takes the
+fastest of them by the evaluation sweep's median (auto's own few samples may rank two candidates
+within their noise the other way). The times and the tuned configurations must be the ones the
 judged build was compiled with: a regenerated table judges nothing recorded before it."""
 
 import gzip
@@ -37,6 +40,7 @@ TUNED_PATH = CHECKOUT / "kernels" / "ladder" / "tuned_configs.inc"
 REFERENCES = 2  # auto.cu's kModelReferences
 FIXED_MS = 0.004  # shape_model.h's kFixedMs
 MISALIGNED_DISTANCE = 1.0  # shape_model.h's kMisalignedDistance
+TIMED_CANDIDATES = 4  # timed_choice.h's kTimedCandidates (1: the model's first prediction alone)
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp64": 8}
 STORAGE = {"fp32": "fp32", "tf32": "fp32", "fp64": "fp64"}
 
@@ -60,6 +64,13 @@ class Pick:
     best: str
     best_ms: float
     recorded: str  # what `auto` ran at the shape in the sweep ('' where it did not run)
+    timed: tuple = ()  # the candidates the first run times, the model's fastest predictions first
+
+    @property
+    def agrees(self):
+        """Whether `auto` ran what the replay says it could: the model's first prediction where
+        nothing is timed, else one of the candidates timed."""
+        return self.recorded in self.timed if len(self.timed) > 1 else self.recorded == self.picked
 
     @property
     def near_best(self):
@@ -232,9 +243,11 @@ class Model:
         return sum(predictions) / len(predictions), [ref for ref, _ in entries[:REFERENCES]]
 
 
-def replay(model, benchmarks, heldout):
+def replay(model, benchmarks, heldout, timed=1):
     """A Pick per (arithmetic, shape) of the evaluation sweep where the model predicts a candidate:
-    held-out shapes with every reference, suite shapes with their own left out."""
+    held-out shapes with every reference, suite shapes with their own left out. `timed`: how many
+    of the fastest predictions the first run times (1: the first prediction runs, as auto did
+    before it timed)."""
     benchmarks = usable(benchmarks)
     times, _ = collect(benchmarks)
     recorded = {key: runs[0][1].get("variant", "") for key, runs in collect_auto(benchmarks).items()}
@@ -251,7 +264,9 @@ def replay(model, benchmarks, heldout):
                 predicted[name] = p
         if not predicted:
             continue
-        picked = min(sorted(predicted), key=predicted.get)  # a tie: the first by name, as auto's map
+        ranked = sorted(sorted(predicted), key=predicted.get)  # a tie: the first by name, as auto's map
+        to_time = tuple(ranked[: max(1, timed)])
+        picked = min(to_time, key=measured.get)  # a tie: the model's earlier rank, as auto's timing
         best = min(measured, key=measured.get)
         picks.append(
             Pick(
@@ -263,6 +278,7 @@ def replay(model, benchmarks, heldout):
                 best,
                 measured[best],
                 str(recorded.get((arith, shape), "")),
+                to_time,
             )
         )
     return picks

@@ -1,0 +1,58 @@
+// How `auto` times the model's candidates at the first run off its table
+// (kernels/dispatch/timed_choice.h): how many launches make a sample, how many rounds fit the
+// budget, and which candidate's median wins. Each expected value follows from the constants and
+// the inputs written beside it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dispatch/timed_choice.h"
+
+namespace gemm::dispatch {
+namespace {
+
+TEST(TimedChoice, ASampleLastsAtLeastTheEventsCanResolveWithABoundedBatch) {
+  // 0.05 ms per sample: a 0.01 ms kernel five times, a 0.02 ms one three (ceil 2.5).
+  EXPECT_EQ(launches_per_sample(0.01), 5);
+  EXPECT_EQ(launches_per_sample(0.02), 3);
+  // A kernel as long as the sample or longer: one launch.
+  EXPECT_EQ(launches_per_sample(kSampleMs), 1);
+  EXPECT_EQ(launches_per_sample(3.0), 1);
+  // A microsecond kernel would need 50; a near-empty one stops at the cap.
+  EXPECT_EQ(launches_per_sample(0.001), 50);
+  EXPECT_EQ(launches_per_sample(1e-6), kMaxLaunchesPerSample);
+  // No prediction (or a nonsense one): one launch, never zero or a negative count.
+  EXPECT_EQ(launches_per_sample(0.0), 1);
+  EXPECT_EQ(launches_per_sample(-1.0), 1);
+  EXPECT_EQ(launches_per_sample(NAN), 1);
+}
+
+TEST(TimedChoice, RoundsFillTheBudgetBetweenOneAndTheMaximum) {
+  // Four candidates of 0.2 ms: a round of 0.8 ms, 250 would fit the 200 ms; five are taken.
+  EXPECT_EQ(timing_rounds(0.8), kMaxRounds);
+  // A round of 50 ms: four fit.
+  EXPECT_EQ(timing_rounds(50.0), 4);
+  // A round longer than the budget still gets one timed round.
+  EXPECT_EQ(timing_rounds(1000.0), 1);
+  EXPECT_EQ(timing_rounds(0.0), kMaxRounds);
+}
+
+TEST(TimedChoice, TheShortestMedianWinsNotTheShortestSample) {
+  // Candidate 0 has the single shortest sample (0.5) but a median of 1.0; candidate 1's median
+  // is 0.9.
+  const std::vector<std::vector<double>> samples = {{0.5, 1.0, 1.2}, {0.9, 0.9, 0.95}, {2.0}};
+  EXPECT_EQ(fastest_median(samples), 1u);
+  EXPECT_DOUBLE_EQ(median_of({3.0, 1.0, 2.0, 4.0}), 2.5);
+}
+
+TEST(TimedChoice, ATieGoesToTheModelsEarlierRankAndNoSampleToNone) {
+  EXPECT_EQ(fastest_median({{1.0}, {1.0}}), 0u);
+  // A candidate without samples (it did not fit the caller's workspace) never wins.
+  EXPECT_EQ(fastest_median({{}, {2.0}}), 1u);
+  EXPECT_EQ(fastest_median({{}, {}}), 2u);
+  EXPECT_EQ(fastest_median({}), 0u);
+}
+
+}  // namespace
+}  // namespace gemm::dispatch
