@@ -178,7 +178,7 @@ def _committed(name):
 
 @pytest.fixture(scope="module")
 def evaluations():
-    return {name: _committed(name) for name in ("evaluation", "evaluation_87b988a")}
+    return {name: _committed(name) for name, _, _ in BUILDS}
 
 
 def _model(misaligned, evaluation):
@@ -193,20 +193,22 @@ def _model(misaligned, evaluation):
 
 
 # Each evaluation with the rule its build ran: b7f2e83 took the other alignment last,
-# 87b988a counts it one unit farther.
-BUILDS = [("evaluation", math.inf), ("evaluation_87b988a", 1.0)]
+# 87b988a counts it one unit farther, and bdeb004 times the model's four fastest predictions at
+# the first run (its rule names the pick's own prediction: "timed: ... (model: ...)").
+BUILDS = [("evaluation", math.inf, 1), ("evaluation_87b988a", 1.0, 1), ("evaluation_bdeb004", 1.0, 4)]
 
 
-@pytest.mark.parametrize("name, misaligned", BUILDS)
-def test_the_replay_scales_from_the_references_auto_named_to_the_time_it_printed(evaluations, name, misaligned):
+@pytest.mark.parametrize("name, misaligned, timed", BUILDS)
+def test_the_replay_scales_from_the_references_auto_named_to_the_time_it_printed(evaluations, name, misaligned, timed):
     evaluation = evaluations[name]
     model = _model(misaligned, evaluation)
     checked = 0
     for b in evaluation:
         choice = b.get("choice")
-        if not isinstance(choice, dict) or not str(choice.get("rule", "")).startswith("model:"):
+        rule = str(choice.get("rule", "")) if isinstance(choice, dict) else ""
+        if not rule.startswith("model:" if timed == 1 else "timed:"):
             continue
-        m = RULE.match(choice["rule"])
+        m = RULE.search(rule)
         v = b["variant"]
         shape = (v["shape"]["m"], v["shape"]["n"], v["shape"]["k"])
         arith = choice["arithmetic"]
@@ -218,12 +220,17 @@ def test_the_replay_scales_from_the_references_auto_named_to_the_time_it_printed
     assert checked >= 60  # every held-out shape of three arithmetics, in one order or both
 
 
-@pytest.mark.parametrize("name, misaligned", BUILDS)
-def test_on_each_committed_evaluation_the_replay_picks_what_the_built_auto_picked(evaluations, name, misaligned):
+@pytest.mark.parametrize("name, misaligned, timed", BUILDS)
+def test_on_each_committed_evaluation_the_replay_picks_what_the_built_auto_picked(evaluations, name, misaligned, timed):
+    """The model's first prediction where the build did not time; one of its four fastest where
+    it did (which of them its own samples ranked fastest is the GPU's, not the replay's)."""
     evaluation = evaluations[name]
-    picks = [p for p in replay.replay(_model(misaligned, evaluation), evaluation, heldout_shapes()) if p.heldout]
+    model = _model(misaligned, evaluation)
+    picks = [p for p in replay.replay(model, evaluation, heldout_shapes(), timed) if p.heldout]
     assert len(picks) == 60  # 20 held-out shapes in each of FP32, TF32 and FP64
-    assert [p for p in picks if p.picked != p.recorded] == []
+    assert [p for p in picks if not p.agrees] == []
+    if timed > 1:
+        assert all(len(p.timed) == timed for p in picks)
 
 
 def test_the_rule_is_what_moved_the_picks_between_the_builds(evaluations):
