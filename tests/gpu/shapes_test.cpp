@@ -240,7 +240,8 @@ double number_after(const std::string& text, const std::string& key) {
 // The first run at such a shape times the model's fastest predictions on its operands and keeps
 // the fastest (kernels/dispatch/timed_choice.h): the choice says so, names a candidate predicted
 // no faster than the model's first (they are ranked by prediction), stays settled, and every run
-// before and after is verified, the runs after on the workspace the timing left behind.
+// before and after is verified, the runs after on the workspace the timing left behind. Shapes of
+// each kind (a few rows, a few columns, neither) and K not a multiple of 4.
 TEST(DispatchModel, TheFirstRunTimesTheModelsFastestPredictionsAndKeepsTheFastest) {
   GEMM_REQUIRE_GPU();
   const struct {
@@ -248,6 +249,8 @@ TEST(DispatchModel, TheFirstRunTimesTheModelsFastestPredictionsAndKeepsTheFastes
     Precision precision;
     GemmShape shape;
   } cases[] = {{"auto", Precision::fp32, {333, 4444, 555}},
+               {"auto", Precision::fp32, {1, 4096, 4093}},
+               {"auto", Precision::fp32, {4097, 1, 4096}},
                {"auto_tf32", Precision::fp32, {200, 5120, 5120}},
                {"auto", Precision::fp64, {1234, 4321, 2048}}};
   for (const auto& c : cases) {
