@@ -318,6 +318,18 @@ def test_the_register_banks_serve_two_reads_each_per_cycle_and_the_reuse_cache_n
     assert reads(["HMMA.1688.F32.TF32 R4, R8, R12, R4"]) == [3]
     # DFMA's 64-bit sources are pairs, one register in each bank: three per bank, 2 cycles.
     assert reads(["DFMA R96, R76, R80, R36"]) == [2]
+    # Slots count sources, not operands: a store's first source (its address) is an FFMA's first
+    # source (A) too, so a reuse flag carries between an instruction with a destination and one
+    # without. R2 and R4 would share bank 0 with R6 (3 reads, 2 cycles); R2 cached, 1 cycle.
+    assert reads(["STS [R2.reuse], R7", "FFMA R0, R2, R4, R6"]) == [1, 1]
+    # And the other way: STS.128 reads its address and four data registers, R2, R8 and R10 in
+    # bank 0 (2 cycles), R2 from the cache after an FFMA that kept it in the first slot (1 cycle).
+    assert reads(["STS.128 [R2], R8", "FFMA R1, R3, R4, R7"]) == [2, 1]
+    assert reads(["FFMA R1, R2.reuse, R4, R7", "STS.128 [R2], R8"]) == [1, 1]
+    # IMAD.WIDE's C is a register pair: R4 and R5, one read in each bank; with A and B in bank 0
+    # that is three reads there, 2 cycles, where a 32-bit C would have left 2 reads, 1 cycle.
+    assert reads(["IMAD.WIDE R8, R2, R6, R4"]) == [2]
+    assert reads(["IMAD R8, R2, R6, R5"]) == [1]
     # A uniform register, RZ and constants are not general registers.
     assert reads(["IMAD R0, R2, UR4, RZ", "IADD3 R0, R2, c[0x0][0x0], R4"]) == [1, 1]
 

@@ -168,6 +168,8 @@ def _width(op, base, position):
         return MMA_WIDTHS[mma][position] if position < 4 else 1
     if base in FP64:
         return 2
+    if position == 3 and ".WIDE" in op and base == "IMAD":
+        return 2  # IMAD.WIDE adds a 64-bit C (a register pair) to the 64-bit product
     if position == 0 or base.startswith("ST"):
         words = sass_loop.access_words(op)
         return 2 if words == 1 and (".WIDE" in op or base == "CS2R") else words
@@ -525,18 +527,19 @@ def register_read_cycles(body):
     """Per instruction of a loop (texts, run in order and round), the cycles its scheduler spends
     reading its source registers: the busiest bank's reads over READS_PER_BANK, at least 1. An
     FFMA with its three sources in one bank takes 2; an HMMA.1688 reading A, B and C (ten
-    registers) 3 or more. A source in the same operand slot that the previous instruction marked
-    .reuse is not read."""
+    registers) 3 or more. A source in the same operand slot (the first source, the second, ...,
+    counted after the destination where there is one) that the previous instruction marked .reuse
+    is not read."""
     sources = []
     for text in body:
         op, ops = sass_loop.operands(text)
         base, ins = op.split(".")[0], decode(text)
         first = 1 if ins.writes else 0  # the destination is written, not read
         last = len(ops) - 1
-        slots = []
+        slots = []  # (source slot: 0 for the first source, with or without a destination, ...)
         for k, o in enumerate(ops[first:], first):
             width = _width(op, base, k) if first else _width(op, base, 1) if k == last else 1
-            slots.append((k, sass_loop.registers(o, width), ".reuse" in o))
+            slots.append((k - first, sass_loop.registers(o, width), ".reuse" in o))
         sources.append(slots)
     out = []
     for i, slots in enumerate(sources):
