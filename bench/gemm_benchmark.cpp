@@ -364,7 +364,9 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     // The verification launch serves as the pre-roll of the call that made it: it brought the
     // clock out of idle for the end-to-end work too, whose copies come from host memory
     // already touched when the inputs were made.
-    const TimingResult t = measure(state, c, work, ctx, verifies_now ? cs.verify_launch_ms : 0);
+    // Not a dispatcher's: its first launch at a shape off its table times its candidates.
+    const bool preroll = verifies_now && !v.choice;
+    const TimingResult t = measure(state, c, work, ctx, preroll ? cs.verify_launch_ms : 0);
     std::optional<bool> throttled;
     if (!host) {
       if (Nvml::for_device(ctx.device->ordinal).available()) throttled = is_slowdown(t.reasons);
@@ -496,8 +498,17 @@ Registration register_study(const StudyContext& ctx) {
     // MinTime() and Iterations() would append "/min_time:..." or "/iterations:..." to the
     // name: the time goes in as a flag (main), which --profile sets to one iteration.
     b->UseManualTime()->Unit(benchmark::kMillisecond);
-    reg.registered.push_back(
-        {name, &v, variant_facts_json(v, s, end_to_end, ctx.device.has_value())});
+    const bool on_device = ctx.device.has_value();
+    // Made again when the result is written (a dispatcher settles at its first run); the facts
+    // at registration stand where that fails (a device left in an error state by a failed run).
+    std::string at_registration = variant_facts_json(v, s, end_to_end, on_device);
+    reg.registered.push_back({name, &v, [&v, s, end_to_end, on_device, at_registration] {
+                                try {
+                                  return variant_facts_json(v, s, end_to_end, on_device);
+                                } catch (const std::exception&) {
+                                  return at_registration;
+                                }
+                              }});
   };
 
   for (const auto& shape : o.shapes) {

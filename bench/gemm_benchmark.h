@@ -2,6 +2,7 @@
 // counters outside the timed loop; everything recorded as Google Benchmark counters.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ struct Skipped {
 struct Registered {
   std::string name;        // without /manual_time
   const Variant* variant;
-  std::string facts_json;  // the "variant" object of its JSON entries
+  // The "variant" object of its JSON entries, made when a result is written: after the run, so
+  // that a dispatcher's facts (its plan, registers, grid) are those of the kernel it settled on.
+  std::function<std::string()> facts_json;
 };
 
 struct Registration {

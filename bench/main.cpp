@@ -282,7 +282,7 @@ int run_benchmarks(gemm::StudyContext& ctx, const gemm::Registration& reg) {
 
   const std::string filter = gemm::benchmark_flag(args, "--benchmark_filter").value_or("");
   std::size_t selected = 0;
-  std::map<std::string, std::string> facts;
+  std::map<std::string, std::function<std::string()>> facts;
   for (const auto& r : reg.registered) {
     facts[r.name] = r.facts_json;
     selected += gemm::filter_selects(r.name, filter) ? 1 : 0;

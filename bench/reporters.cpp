@@ -74,8 +74,8 @@ void FactsJsonReporter::ReportRuns(const std::vector<Run>& runs) {
     SetOutputStream(file);
     const std::string& name = run.run_name.function_name;
     std::string members;
-    if (const auto facts = facts_.find(name); facts != facts_.end())
-      members = "\"variant\": " + facts->second;
+    if (const auto facts = facts_.find(name); facts != facts_.end() && facts->second)
+      members = "\"variant\": " + facts->second();
     // Aggregates (mean, median, ...) summarise runs that already carry their samples.
     if (run.run_type == Run::RT_Iteration) {
       const std::string extra = run_log().take(name, run.iterations);

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,13 +17,14 @@ namespace gemm {
 // what the run logged (run_log.h: its samples and clocks, the kernels it ran) to each run.
 class FactsJsonReporter : public benchmark::JSONReporter {
  public:
-  // Registered benchmark name (without /manual_time) -> a JSON object's text.
-  explicit FactsJsonReporter(std::map<std::string, std::string> facts)
+  // Registered benchmark name (without /manual_time) -> a JSON object's text, made when the
+  // benchmark's result is written.
+  explicit FactsJsonReporter(std::map<std::string, std::function<std::string()>> facts)
       : facts_(std::move(facts)) {}
   void ReportRuns(const std::vector<Run>& runs) override;
 
  private:
-  std::map<std::string, std::string> facts_;
+  std::map<std::string, std::function<std::string()>> facts_;
 };
 
 // The console table as usual, plus "[k/N] name  GFLOP/s  elapsed  ETA" on stderr.

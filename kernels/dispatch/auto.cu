@@ -15,9 +15,10 @@
 //      auto_times.inc), each scaled by the work of the busiest SM here over there (its tiles,
 //      waves and K split at both shapes, from its own launch plan and this GPU's SMs), averaged.
 //      The first run at the shape times the kTimedCandidates fastest predictions on its own
-//      operands and stream, and every later run takes the fastest of them. Until then (and in a
-//      run captured into a CUDA graph, which must not synchronize) the fastest prediction
-//      stands, and the workspace asked for is the largest any of them needs;
+//      operands and stream, and keeps the fastest for every later run (the earliest in the
+//      model's order within 2% of it). Until then the fastest prediction stands, and the
+//      workspace asked for is the largest any of them needs; a first run under CUDA graph
+//      capture, or with GEMM_AUTO_TIMING=off, keeps the fastest prediction untimed (settled());
 //   3. without a GPU to plan on (listing), or no candidate with times of the shape's kind, the
 //      table's nearest shape of the same kind: its
 //      variant's configuration, with its K split taken from the device (a `ks` or `slices` of 0);
@@ -30,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -295,23 +297,28 @@ Choice choose_uncached(Arithmetic a, const GemmShape& s, const DeviceLimits& d) 
   return by_shape(a, s, d);
 }
 
-std::mutex& choices_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
+// A shape's choice, with its own lock: the first run at a shape off the table times candidates
+// under it, and only callers of that shape wait meanwhile.
+struct Slot {
+  std::mutex mutex;
+  Choice choice;
+};
 
-// The choice for a shape on the current device, made once (the caller holds choices_mutex()).
-Choice& choice_locked(Arithmetic a, const GemmShape& s) {
-  static std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, Choice> made;
-  const auto key = std::make_tuple(int(a), s.m, s.n, s.k);
-  if (auto it = made.find(key); it != made.end()) return it->second;
-  return made[key] = choose_uncached(a, s, device_limits());
+// The slot of a shape on the current device, its choice made once.
+Slot& slot_of(Arithmetic a, const GemmShape& s) {
+  static std::mutex slots_mutex;
+  static std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, Slot> slots;
+  std::lock_guard<std::mutex> lock(slots_mutex);
+  auto [it, inserted] = slots.try_emplace(std::make_tuple(int(a), s.m, s.n, s.k));
+  if (inserted) it->second.choice = choose_uncached(a, s, device_limits());
+  return it->second;
 }
 
 // A copy: the first run may settle the choice while another thread reads it.
 Choice choose(Arithmetic a, const GemmShape& s) {
-  std::lock_guard<std::mutex> lock(choices_mutex());
-  return choice_locked(a, s);
+  Slot& slot = slot_of(a, s);
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  return slot.choice;
 }
 
 void refuse_unchosen(Arithmetic a, const Choice& c, const GemmShape& s) {
@@ -326,6 +333,16 @@ std::size_t workspace_of(const Choice& c, const GemmShape& s) {
   return bytes;
 }
 
+// GEMM_AUTO_TIMING=off: the model's first prediction runs untimed (one pick per shape in every
+// process, whatever the GPU's state at the first run).
+bool timing_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("GEMM_AUTO_TIMING");
+    return value == nullptr || std::string(value) != "off";
+  }();
+  return enabled;
+}
+
 struct Event {
   cudaEvent_t event = nullptr;
   Event() { GEMM_CUDA_CHECK(cudaEventCreate(&event)); }
@@ -335,26 +352,27 @@ struct Event {
 };
 
 // Each candidate's per-launch times (ms), in rounds that take every candidate in turn after an
-// untimed one. A candidate is handed the workspace zeroed, as the workspace contract promises a
-// variant the first time (another's partial tiles may lie where its counters go); one that
-// needs more workspace than the caller gave is not timed.
+// untimed one. Before each sample of a candidate that keeps a workspace, its bytes are zeroed,
+// as the workspace contract promises a variant the first time (another candidate's partial
+// tiles may lie where its counters go); and once more at the end, for the one kept.
 std::vector<std::vector<double>> time_candidates(const std::vector<Ranked>& to_time, const Operands& ops,
-                                                 cudaStream_t stream) {
+                                                 std::size_t workspace_bytes, cudaStream_t stream) {
   std::vector<int> launches;
   double round_ms = 0.0;
   for (const Ranked& r : to_time) {
     launches.push_back(dispatch::launches_per_sample(r.predicted_ms));
     round_ms += launches.back() * r.predicted_ms;
   }
+  const auto zero = [&] {
+    if (workspace_bytes > 0) GEMM_CUDA_CHECK(cudaMemsetAsync(ops.workspace, 0, workspace_bytes, stream));
+  };
   const int rounds = dispatch::timing_rounds(round_ms);
   std::vector<std::vector<double>> samples(to_time.size());
   Event start, stop;
   for (int round = 0; round <= rounds; ++round) {
     for (std::size_t i = 0; i < to_time.size(); ++i) {
       const Variant& v = *to_time[i].variant;
-      if (v.workspace_bytes(ops.shape) > ops.workspace_bytes) continue;
-      if (ops.workspace && ops.workspace_bytes)
-        GEMM_CUDA_CHECK(cudaMemsetAsync(ops.workspace, 0, ops.workspace_bytes, stream));
+      if (v.workspace_bytes(ops.shape) > 0) zero();
       GEMM_CUDA_CHECK(cudaEventRecord(start.event, stream));
       for (int l = 0; l < launches[i]; ++l) v.run(ops, stream);
       GEMM_CUDA_CHECK(cudaEventRecord(stop.event, stream));
@@ -364,31 +382,59 @@ std::vector<std::vector<double>> time_candidates(const std::vector<Ranked>& to_t
       if (round > 0) samples[i].push_back(double(ms) / launches[i]);
     }
   }
-  if (ops.workspace && ops.workspace_bytes)
-    GEMM_CUDA_CHECK(cudaMemsetAsync(ops.workspace, 0, ops.workspace_bytes, stream));
+  zero();
   return samples;
 }
 
-// The variant to run: at the first run at a shape the model chose for, its candidates timed
-// and the fastest kept. Not while the stream is being captured into a graph (timing
-// synchronizes): the fastest prediction runs there, and the first run outside a capture settles
-// the choice.
+// Times the choice's candidates and keeps one (the caller holds its slot's lock).
+void settle(Choice& c, const Operands& ops, cudaStream_t stream) {
+  const std::size_t workspace = workspace_of(c, ops.shape);
+  std::vector<std::vector<double>> samples;
+  try {
+    samples = time_candidates(c.to_time, ops, workspace, stream);
+  } catch (const std::exception& e) {
+    c.to_time.clear();  // the prediction stands; the next run does not time again
+    c.rule += std::string(" (timing its candidates failed: ") + e.what() + ")";
+    throw;
+  }
+  const std::size_t kept = dispatch::kept_index(samples);
+  if (kept == samples.size()) {  // no usable sample: the prediction stands
+    c.to_time.clear();
+    return;
+  }
+  const Ranked& r = c.to_time[kept];
+  c.variant = r.variant;
+  c.rule = "timed: " + ms_text(dispatch::median_of(samples[kept])) + " ms, kept from the model's " +
+           std::to_string(c.to_time.size()) + " fastest predictions (" + model_rule(r) + ")";
+  c.to_time.clear();
+}
+
+// The variant to run. At the first run at a shape the model chose for, its candidates are timed
+// and one is kept for good, unless:
+//  - the stream is being captured into a CUDA graph (timing synchronizes): the fastest
+//    prediction is kept for good, untimed, so that the graph and every later run use one
+//    variant and one workspace layout;
+//  - the caller's workspace is smaller than a candidate needs: the fastest prediction runs (and
+//    refuses, like any variant, if it needs more), and a later run with the workspace workspace()
+//    asks for times them;
+//  - timing is off (GEMM_AUTO_TIMING=off): the fastest prediction, for good.
 const Variant& settled(Arithmetic a, const Operands& ops, cudaStream_t stream) {
-  std::lock_guard<std::mutex> lock(choices_mutex());
-  Choice& c = choice_locked(a, ops.shape);
+  Slot& slot = slot_of(a, ops.shape);
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  Choice& c = slot.choice;
   refuse_unchosen(a, c, ops.shape);
   if (c.to_time.empty()) return *c.variant;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   GEMM_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone) return *c.variant;
-  const std::vector<std::vector<double>> samples = time_candidates(c.to_time, ops, stream);
-  const std::size_t best = dispatch::fastest_median(samples);
-  if (best == samples.size()) return *c.variant;  // none fitted the workspace: the prediction stands
-  const Ranked& r = c.to_time[best];
-  c.variant = r.variant;
-  c.rule = "timed: " + ms_text(dispatch::median_of(samples[best])) + " ms, the fastest of the model's " +
-           std::to_string(c.to_time.size()) + " fastest predictions (" + model_rule(r) + ")";
-  c.to_time.clear();
+  if (capture != cudaStreamCaptureStatusNone || !timing_enabled()) {
+    c.rule += capture != cudaStreamCaptureStatusNone ? " (first run under graph capture: not timed)"
+                                                     : " (GEMM_AUTO_TIMING=off: not timed)";
+    c.to_time.clear();
+    return *c.variant;
+  }
+  const std::size_t workspace = workspace_of(c, ops.shape);
+  if (workspace > 0 && (ops.workspace == nullptr || ops.workspace_bytes < workspace)) return *c.variant;
+  settle(c, ops, stream);
   return *c.variant;
 }
 

@@ -49,22 +49,27 @@ inline int timing_rounds(double round_ms) {
 }
 
 inline double median_of(std::vector<double> v) {
-  if (v.empty()) return NAN;
+  if (v.empty()) return INFINITY;  // no sample: never the shortest
   std::sort(v.begin(), v.end());
   const std::size_t h = v.size() / 2;
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-// The index of the candidate with the shortest median per-launch time (the first of a tie, so
-// the model's order breaks it), or samples.size() where none has a sample.
-inline std::size_t fastest_median(const std::vector<std::vector<double>>& samples) {
-  std::size_t best = samples.size();
+// A later-ranked candidate is kept only where its median is shorter than the earlier one's by
+// more than this: two candidates within the samples' noise of each other would otherwise be
+// kept in one process and not in the next, and they split K differently (their sums differ in
+// the last bits). cuBLASLt's ranking in the references keeps the same margin.
+constexpr double kKeepMargin = 0.02;
+
+// The index of the candidate to keep: the earliest in the model's order whose median per-launch
+// time is within kKeepMargin of the shortest median; samples.size() where none has a sample.
+inline std::size_t kept_index(const std::vector<std::vector<double>>& samples) {
   double best_ms = INFINITY;
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const double ms = median_of(samples[i]);
-    if (ms < best_ms) best_ms = ms, best = i;
-  }
-  return best;
+  for (const auto& s : samples) best_ms = std::min(best_ms, median_of(s));
+  if (!(best_ms < INFINITY)) return samples.size();
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (median_of(samples[i]) <= best_ms * (1.0 + kKeepMargin)) return i;
+  return samples.size();
 }
 
 }  // namespace gemm::dispatch

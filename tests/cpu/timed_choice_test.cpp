@@ -40,18 +40,25 @@ TEST(TimedChoice, RoundsFillTheBudgetBetweenOneAndTheMaximum) {
 
 TEST(TimedChoice, TheShortestMedianWinsNotTheShortestSample) {
   // Candidate 0 has the single shortest sample (0.5) but a median of 1.0; candidate 1's median
-  // is 0.9.
+  // is 0.9, 10% shorter: beyond the margin, so it is kept.
   const std::vector<std::vector<double>> samples = {{0.5, 1.0, 1.2}, {0.9, 0.9, 0.95}, {2.0}};
-  EXPECT_EQ(fastest_median(samples), 1u);
+  EXPECT_EQ(kept_index(samples), 1u);
   EXPECT_DOUBLE_EQ(median_of({3.0, 1.0, 2.0, 4.0}), 2.5);
 }
 
-TEST(TimedChoice, ATieGoesToTheModelsEarlierRankAndNoSampleToNone) {
-  EXPECT_EQ(fastest_median({{1.0}, {1.0}}), 0u);
-  // A candidate without samples (it did not fit the caller's workspace) never wins.
-  EXPECT_EQ(fastest_median({{}, {2.0}}), 1u);
-  EXPECT_EQ(fastest_median({{}, {}}), 2u);
-  EXPECT_EQ(fastest_median({}), 0u);
+TEST(TimedChoice, WithinTheMarginTheModelsEarlierRankIsKept) {
+  // 1.015 is within 2% of 1.0: the model's first stays. 1.03 is not: the faster one is kept.
+  EXPECT_EQ(kept_index({{1.015}, {1.0}}), 0u);
+  EXPECT_EQ(kept_index({{1.03}, {1.0}}), 1u);
+  // Among several within the margin of the fastest, the earliest of them, not the fastest.
+  EXPECT_EQ(kept_index({{1.5}, {1.01}, {1.0}, {1.005}}), 1u);
+  EXPECT_EQ(kept_index({{1.0}, {1.0}}), 0u);
+}
+
+TEST(TimedChoice, ACandidateWithoutSamplesIsNeverKept) {
+  EXPECT_EQ(kept_index({{}, {2.0}}), 1u);
+  EXPECT_EQ(kept_index({{}, {}}), 2u);
+  EXPECT_EQ(kept_index({}), 0u);
 }
 
 }  // namespace

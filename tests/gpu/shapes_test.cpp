@@ -267,7 +267,7 @@ TEST(DispatchModel, TheFirstRunTimesTheModelsFastestPredictionsAndKeepsTheFastes
     const double timed_ms = number_after(after, "\"rule\": \"timed: ");
     EXPECT_GT(timed_ms, 0.0);
     EXPECT_TRUE(std::isfinite(timed_ms));
-    const double timed = number_after(after, "the fastest of the model's ");
+    const double timed = number_after(after, "kept from the model's ");
     EXPECT_GE(timed, 2.0);
     EXPECT_LE(timed, double(dispatch::kTimedCandidates));
     EXPECT_GE(number_after(after, "(model: "), first_prediction);
@@ -279,34 +279,64 @@ TEST(DispatchModel, TheFirstRunTimesTheModelsFastestPredictionsAndKeepsTheFastes
   }
 }
 
-// Timing synchronizes, which a stream being captured into a CUDA graph must not do: there auto
-// runs the fastest prediction untimed (the graph computes the right product), and the first run
-// outside a capture times the candidates.
-TEST(DispatchModel, UnderGraphCaptureTheFastestPredictionRunsAndTimingWaits) {
+// Timing synchronizes, which a stream being captured into a CUDA graph must not do: a first run
+// under capture keeps the fastest prediction for good, untimed, so that the graph and every
+// direct run after it use one variant and one workspace layout. The graph computes the right
+// product before and after a direct run on the same workspace.
+TEST(DispatchModel, AFirstRunUnderGraphCaptureKeepsTheFastestPredictionForGood) {
   GEMM_REQUIRE_GPU();
   const Variant& v = find_variant("auto", Precision::fp32);
   const GemmShape shape{640, 640, 640};
-  ASSERT_NE(v.choice(shape).find("\"rule\": \"model: "), std::string::npos) << v.choice(shape);
+  const std::string before = v.choice(shape);
+  ASSERT_NE(before.find("\"rule\": \"model: "), std::string::npos) << before;
   TestData& d = test_data(Precision::fp32, shape);
   const Operands ops = operands_for(v, d);
   cudaStream_t stream = test_stream();
-  GEMM_CUDA_CHECK(cudaMemsetAsync(d.dev_c.get(), 0xFF, d.dev_c.bytes(), stream));
-  GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   cudaGraph_t graph = nullptr;
   GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   v.run(ops, stream);
   GEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  EXPECT_NE(v.choice(shape).find("\"rule\": \"model: "), std::string::npos) << v.choice(shape);
+  const std::string captured = v.choice(shape);
+  EXPECT_NE(captured.find("(first run under graph capture: not timed)"), std::string::npos) << captured;
   cudaGraphExec_t exec = nullptr;
   GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const Verification captured = verify_device_output(v, d);
-  EXPECT_TRUE(captured.passed) << "max_rel_err " << captured.max_rel_err << ", unwritten " << captured.unwritten;
+  const auto replay_and_verify = [&] {
+    GEMM_CUDA_CHECK(cudaMemsetAsync(d.dev_c.get(), 0xFF, d.dev_c.bytes(), stream));
+    GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return verify_device_output(v, d);
+  };
+  const Verification first = replay_and_verify();
+  EXPECT_TRUE(first.passed) << "max_rel_err " << first.max_rel_err << ", unwritten " << first.unwritten;
+  const Verification direct = run_and_verify(v, d);
+  EXPECT_TRUE(direct.passed) << "max_rel_err " << direct.max_rel_err << ", unwritten " << direct.unwritten;
+  EXPECT_EQ(v.choice(shape), captured);  // not timed by the direct run either
+  const Verification again = replay_and_verify();
+  EXPECT_TRUE(again.passed) << "max_rel_err " << again.max_rel_err << ", unwritten " << again.unwritten;
   GEMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
   GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
-  const Verification timed = run_and_verify(v, d);
-  EXPECT_TRUE(timed.passed);
+}
+
+// A first run with less workspace than a candidate needs times nothing and settles nothing: the
+// fastest prediction runs (or refuses, as any variant does, where it needs more), and a run with
+// the workspace auto asks for then times the candidates.
+TEST(DispatchModel, AWorkspaceTooSmallForACandidateSettlesNothing) {
+  GEMM_REQUIRE_GPU();
+  const Variant& v = find_variant("auto", Precision::fp32);
+  const GemmShape shape{128, 128, 98304};  // 1 tile: every split-K candidate keeps partial tiles
+  ASSERT_GT(v.workspace_bytes(shape), 0u);
+  TestData& d = test_data(Precision::fp32, shape);
+  const Operands without{d.dev_a.get(), d.dev_b.get(), d.dev_c.get(), d.shape};
+  try {
+    GEMM_CUDA_CHECK(cudaMemsetAsync(d.dev_c.get(), 0xFF, d.dev_c.bytes(), test_stream()));
+    v.run(without, test_stream());
+    GEMM_CUDA_CHECK(cudaStreamSynchronize(test_stream()));
+    EXPECT_TRUE(verify_device_output(v, d).passed);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a workspace of"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(v.choice(shape).find("\"rule\": \"model: "), std::string::npos) << v.choice(shape);
+  EXPECT_TRUE(run_and_verify(v, d).passed);
   EXPECT_NE(v.choice(shape).find("\"rule\": \"timed: "), std::string::npos) << v.choice(shape);
 }
 

@@ -18,8 +18,8 @@ Differences from the C++ it cannot avoid: the grids come from the sweep's launch
 own grids serve as the references' by default), the tuned rung's tile from
 kernels/ladder/tuned_configs.inc (auto reads it from the plan), and a candidate that did not run
 at a shape is not a candidate there; and where auto times its candidates, the replay takes the
-fastest of them by the evaluation sweep's median (auto's own few samples may rank two candidates
-within their noise the other way). The times and the tuned configurations must be the ones the
+fastest of them by the evaluation sweep's median, the model's earlier rank within 2% of it as
+auto keeps it (auto's own few samples may rank two candidates within their noise the other way). The times and the tuned configurations must be the ones the
 judged build was compiled with: a regenerated table judges nothing recorded before it."""
 
 import gzip
@@ -41,6 +41,7 @@ REFERENCES = 2  # auto.cu's kModelReferences
 FIXED_MS = 0.004  # shape_model.h's kFixedMs
 MISALIGNED_DISTANCE = 1.0  # shape_model.h's kMisalignedDistance
 TIMED_CANDIDATES = 4  # timed_choice.h's kTimedCandidates (1: the model's first prediction alone)
+KEEP_MARGIN = 0.02  # timed_choice.h's kKeepMargin: a later-ranked candidate must be faster by more
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp64": 8}
 STORAGE = {"fp32": "fp32", "tf32": "fp32", "fp64": "fp64"}
 
@@ -63,14 +64,15 @@ class Pick:
     picked_ms: float  # the pick's own time in the evaluation sweep
     best: str
     best_ms: float
-    recorded: str  # what `auto` ran at the shape in the sweep ('' where it did not run)
+    recorded: tuple  # what `auto` ran at the shape in each run of the sweep (empty: it did not run)
     timed: tuple = ()  # the candidates the first run times, the model's fastest predictions first
 
     @property
     def agrees(self):
-        """Whether `auto` ran what the replay says it could: the model's first prediction where
-        nothing is timed, else one of the candidates timed."""
-        return self.recorded in self.timed if len(self.timed) > 1 else self.recorded == self.picked
+        """Whether `auto` ran what the replay says it could in every run: the model's first
+        prediction where nothing is timed, else one of the candidates timed."""
+        allowed = self.timed if len(self.timed) > 1 else (self.picked,)
+        return all(r in allowed for r in self.recorded)
 
     @property
     def near_best(self):
@@ -250,7 +252,10 @@ def replay(model, benchmarks, heldout, timed=1):
     before it timed)."""
     benchmarks = usable(benchmarks)
     times, _ = collect(benchmarks)
-    recorded = {key: runs[0][1].get("variant", "") for key, runs in collect_auto(benchmarks).items()}
+    recorded = {
+        key: tuple(str(choice.get("variant", "")) for _, choice, *_ in runs)
+        for key, runs in collect_auto(benchmarks).items()
+    }
     picks = []
     for (arith, shape), candidates in sorted(times.items()):
         if arith not in ELEMENT_BYTES:
@@ -266,7 +271,9 @@ def replay(model, benchmarks, heldout, timed=1):
             continue
         ranked = sorted(sorted(predicted), key=predicted.get)  # a tie: the first by name, as auto's map
         to_time = tuple(ranked[: max(1, timed)])
-        picked = min(to_time, key=measured.get)  # a tie: the model's earlier rank, as auto's timing
+        fastest = min(measured[n] for n in to_time)
+        # The earliest in the model's order within the margin of the fastest, as auto keeps it.
+        picked = next(n for n in to_time if measured[n] <= fastest * (1 + KEEP_MARGIN))
         best = min(measured, key=measured.get)
         picks.append(
             Pick(
@@ -277,7 +284,7 @@ def replay(model, benchmarks, heldout, timed=1):
                 measured[picked],
                 best,
                 measured[best],
-                str(recorded.get((arith, shape), "")),
+                recorded.get((arith, shape), ()),
                 to_time,
             )
         )
