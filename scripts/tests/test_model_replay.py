@@ -201,9 +201,14 @@ def _model(misaligned, evaluation):
 
 
 # Each evaluation with the rule its build ran: b7f2e83 took the other alignment last,
-# 87b988a counts it one unit farther, and bdeb004 times the model's four fastest predictions at
-# the first run (its rule names the pick's own prediction: "timed: ... (model: ...)").
-BUILDS = [("evaluation", math.inf, 1), ("evaluation_87b988a", 1.0, 1), ("evaluation_bdeb004", 1.0, 4)]
+# 87b988a counts it one unit farther, and bdeb004 and 6ab2bfb time the model's four fastest
+# predictions at the first run (the rule names the pick's own prediction: "timed: ... (model: ...)").
+BUILDS = [
+    ("evaluation", math.inf, 1),
+    ("evaluation_87b988a", 1.0, 1),
+    ("evaluation_bdeb004", 1.0, 4),
+    ("evaluation_6ab2bfb", 1.0, 4),
+]
 
 
 @pytest.mark.parametrize("name, misaligned, timed", BUILDS)
