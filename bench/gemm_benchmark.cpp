@@ -365,7 +365,7 @@ void run_case(benchmark::State& state, const BenchCase& c) {
     // clock out of idle for the end-to-end work too, whose copies come from host memory
     // already touched when the inputs were made.
     // Not a dispatcher's: its first launch at a shape off its table times its candidates.
-    const bool preroll = verifies_now && !v.choice;
+    const bool preroll = verifies_now && !v.has_tag(tag::dispatch);
     const TimingResult t = measure(state, c, work, ctx, preroll ? cs.verify_launch_ms : 0);
     std::optional<bool> throttled;
     if (!host) {

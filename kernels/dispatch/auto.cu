@@ -304,14 +304,18 @@ struct Slot {
   Choice choice;
 };
 
-// The slot of a shape on the current device, its choice made once.
+// The slot of a shape, its choice made once (for the device current at the first call: one
+// choice per process and shape, whichever device runs it later).
 Slot& slot_of(Arithmetic a, const GemmShape& s) {
   static std::mutex slots_mutex;
   static std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, Slot> slots;
   std::lock_guard<std::mutex> lock(slots_mutex);
-  auto [it, inserted] = slots.try_emplace(std::make_tuple(int(a), s.m, s.n, s.k));
-  if (inserted) it->second.choice = choose_uncached(a, s, device_limits());
-  return it->second;
+  const auto key = std::make_tuple(int(a), s.m, s.n, s.k);
+  if (auto it = slots.find(key); it != slots.end()) return it->second;
+  Choice c = choose_uncached(a, s, device_limits());  // a throw here leaves no slot behind
+  Slot& slot = slots.try_emplace(key).first->second;
+  slot.choice = std::move(c);
+  return slot;
 }
 
 // A copy: the first run may settle the choice while another thread reads it.
@@ -393,7 +397,10 @@ void settle(Choice& c, const Operands& ops, cudaStream_t stream) {
   try {
     samples = time_candidates(c.to_time, ops, workspace, stream);
   } catch (const std::exception& e) {
-    c.to_time.clear();  // the prediction stands; the next run does not time again
+    // The prediction stands, on a workspace zeroed again (a candidate that ran before the
+    // failure may have left partial tiles where its counters go); the next run does not time.
+    if (workspace > 0) cudaMemsetAsync(ops.workspace, 0, workspace, stream);  // best effort
+    c.to_time.clear();
     c.rule += std::string(" (timing its candidates failed: ") + e.what() + ")";
     throw;
   }
@@ -414,9 +421,9 @@ void settle(Choice& c, const Operands& ops, cudaStream_t stream) {
 //  - the stream is being captured into a CUDA graph (timing synchronizes): the fastest
 //    prediction is kept for good, untimed, so that the graph and every later run use one
 //    variant and one workspace layout;
-//  - the caller's workspace is smaller than a candidate needs: the fastest prediction runs (and
-//    refuses, like any variant, if it needs more), and a later run with the workspace workspace()
-//    asks for times them;
+//  - the caller's workspace is smaller than workspace() asks for (the largest any candidate
+//    needs): refused, as any variant refuses less than it asks for (running one candidate there
+//    and timing them later on another caller's buffer would switch the layout under the first);
 //  - timing is off (GEMM_AUTO_TIMING=off): the fastest prediction, for good.
 const Variant& settled(Arithmetic a, const Operands& ops, cudaStream_t stream) {
   Slot& slot = slot_of(a, ops.shape);
@@ -433,7 +440,11 @@ const Variant& settled(Arithmetic a, const Operands& ops, cudaStream_t stream) {
     return *c.variant;
   }
   const std::size_t workspace = workspace_of(c, ops.shape);
-  if (workspace > 0 && (ops.workspace == nullptr || ops.workspace_bytes < workspace)) return *c.variant;
+  if (workspace > 0 && (ops.workspace == nullptr || ops.workspace_bytes < workspace))
+    throw std::invalid_argument(std::string("auto: ") + name_of(a) + " at " + ops.shape.to_string() +
+                                " needs a workspace of " + std::to_string(workspace) +
+                                " bytes (workspace_bytes) to time its candidates; got " +
+                                std::to_string(ops.workspace ? ops.workspace_bytes : 0));
   settle(c, ops, stream);
   return *c.variant;
 }
