@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "benchmark_names.h"
 #include "cuda_check.h"
+#include "dispatch/timed_choice.h"
 #include "gemm_benchmark.h"
 #include "nvml.h"
 #include "reporters.h"
@@ -319,6 +321,9 @@ int run(int argc, char** argv) {
   } catch (const OptionError& e) {
     return fail(kBadInput, e.what());
   }
+  // auto's timing switch, refused here before any benchmark rather than at auto's first run.
+  if (const char* timing = std::getenv("GEMM_AUTO_TIMING"); !dispatch::timing_setting(timing))
+    return fail(kBadInput, std::string("GEMM_AUTO_TIMING: expected on or off, got '") + timing + "'");
   const Options& o = ctx.options;
   if (o.help) {
     std::cout << help_text() << "\nGoogle Benchmark's flags:\n";

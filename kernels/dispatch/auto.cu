@@ -338,11 +338,12 @@ std::size_t workspace_of(const Choice& c, const GemmShape& s) {
 }
 
 // GEMM_AUTO_TIMING=off: the model's first prediction runs untimed (one pick per shape in every
-// process, whatever the GPU's state at the first run).
+// process, whatever the GPU's state at the first run); unset or "on": timed; else refused.
 bool timing_enabled() {
   static const bool enabled = [] {
     const char* value = std::getenv("GEMM_AUTO_TIMING");
-    return value == nullptr || std::string(value) != "off";
+    if (const std::optional<bool> on = dispatch::timing_setting(value)) return *on;
+    throw std::invalid_argument(std::string("GEMM_AUTO_TIMING: expected on or off, got '") + value + "'");
   }();
   return enabled;
 }

@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace gemm::dispatch {
@@ -46,6 +48,14 @@ inline int timing_rounds(double round_ms) {
   if (!(round_ms > 0.0)) return kMaxRounds;
   const double n = std::floor(kTimingBudgetMs / round_ms);
   return int(std::clamp(n, 1.0, double(kMaxRounds)));
+}
+
+// GEMM_AUTO_TIMING: unset or "on" times the candidates, "off" keeps the model's first prediction;
+// anything else is no setting (nullopt), which auto and gemm-bench refuse with its value.
+inline std::optional<bool> timing_setting(const char* value) {
+  if (value == nullptr || std::string(value) == "on") return true;
+  if (std::string(value) == "off") return false;
+  return std::nullopt;
 }
 
 inline double median_of(std::vector<double> v) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "dispatch/timed_choice.h"
@@ -53,6 +54,13 @@ TEST(TimedChoice, WithinTheMarginTheModelsEarlierRankIsKept) {
   // Among several within the margin of the fastest, the earliest of them, not the fastest.
   EXPECT_EQ(kept_index({{1.5}, {1.01}, {1.0}, {1.005}}), 1u);
   EXPECT_EQ(kept_index({{1.0}, {1.0}}), 0u);
+}
+
+TEST(TimedChoice, TheTimingSwitchTakesOnOffOrNothingAndRefusesTheRest) {
+  EXPECT_EQ(timing_setting(nullptr), std::optional<bool>(true));
+  EXPECT_EQ(timing_setting("on"), std::optional<bool>(true));
+  EXPECT_EQ(timing_setting("off"), std::optional<bool>(false));
+  for (const char* wrong : {"", "OFF", "0", "false", "of"}) EXPECT_EQ(timing_setting(wrong), std::nullopt) << wrong;
 }
 
 TEST(TimedChoice, ACandidateWithoutSamplesIsNeverKept) {
