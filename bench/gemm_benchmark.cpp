@@ -499,10 +499,13 @@ Registration register_study(const StudyContext& ctx) {
     // name: the time goes in as a flag (main), which --profile sets to one iteration.
     b->UseManualTime()->Unit(benchmark::kMillisecond);
     const bool on_device = ctx.device.has_value();
-    // Made again when the result is written (a dispatcher settles at its first run); the facts
-    // at registration stand where that fails (a device left in an error state by a failed run).
+    // A dispatcher's facts are made again when the result is written (it settles on a kernel at
+    // its first run); the facts at registration stand for every other variant, and where that
+    // fails (a device left in an error state by a failed run).
     std::string at_registration = variant_facts_json(v, s, end_to_end, on_device);
-    reg.registered.push_back({name, &v, [&v, s, end_to_end, on_device, at_registration] {
+    const bool settles = v.has_tag(tag::dispatch);
+    reg.registered.push_back({name, &v, [&v, s, end_to_end, on_device, settles, at_registration] {
+                                if (!settles) return at_registration;
                                 try {
                                   return variant_facts_json(v, s, end_to_end, on_device);
                                 } catch (const std::exception&) {
