@@ -88,16 +88,39 @@ def _row(blocks_per_sm, grid=1024, hit=0.75):
     }
 
 
+# UNPIPELINED's round trip waits for both its loads: L2's 300 cycles where both hit (0.75^2),
+# DRAM's 700 where either misses.
+TRIP = 0.75**2 * 300 + (1 - 0.75**2) * 700  # 475
+
+
+def test_a_batch_of_loads_waits_for_its_slowest():
+    lat = {"l2": 300.0, "dram": 700.0}
+    assert latency.trip_latency(lat, 0.75, 1) == pytest.approx(0.75 * 300 + 0.25 * 700)  # one load: the mean
+    assert latency.trip_latency(lat, 0.75, 2) == pytest.approx(TRIP)
+    assert latency.trip_latency(lat, 1.0, 8) == pytest.approx(300)  # every load hits
+    assert latency.trip_latency(lat, 0.0, 1) == pytest.approx(700)
+    many = [latency.trip_latency(lat, 0.9, n) for n in (1, 2, 4, 16, 64)]
+    assert many == sorted(many) and many[-1] == pytest.approx(700, rel=0.01)
+    # The loads of one round trip (LDG); a cp.async loop's LDGSTS per committed group; else one.
+    assert latency.loads_per_trip(UNPIPELINED) == 2
+    four = ["LDG.E R4, desc[UR8][R2.64]", "LDG.E R5, desc[UR8][R6.64]", "LDG.E R7, desc[UR8][R8.64]"]
+    four += ["LDG.E R9, desc[UR8][R10.64]", "STS [R1], R4", "STS [R1+0x4], R5", "STS [R1+0x8], R7", "STS [R1+0xc], R9"]
+    assert latency.loads_per_trip(four + four) == 4
+    copies = ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]"] * 3 + ["LDGDEPBAR", "DEPBAR.LE SB0, 0x2"]
+    assert latency.loads_per_trip(copies) == 3
+    assert latency.loads_per_trip(["FFMA R1, R2, R3, R1"]) == 1
+
+
 def test_the_chain_adds_the_waits_to_one_blocks_compute():
     # 32 x 32 tiles x 512 k-tiles over 128 SMs: 4096 block-k-tiles per SM. Units' bound 4.096 ms at
-    # 1 GHz: 1,000 cycles of compute per block-k-tile. Waits: 1 round trip at 0.75 x 300 + 0.25 x
-    # 700 = 400, 2 barriers of 20, one shared load of 30: 470 cycles.
+    # 1 GHz: 1,000 cycles of compute per block-k-tile. Waits: 1 round trip of two loads (TRIP,
+    # 475), 2 barriers of 20, one shared load of 30: 545 cycles.
     chain = latency.chain(_row(blocks_per_sm=1), _context(UNPIPELINED), units_ms=4.096, tail=1.0)
-    assert chain.wait_cycles == pytest.approx(470)
+    assert chain.wait_cycles == pytest.approx(TRIP + 70)
     assert chain.compute_cycles == pytest.approx(1000)
-    assert chain.ms == pytest.approx(4096 * 1470 / 1e6)  # one block: nothing fills its waits
+    assert chain.ms == pytest.approx(4096 * (1000 + TRIP + 70) / 1e6)  # one block: nothing fills its waits
     two = latency.chain(_row(blocks_per_sm=2), _context(UNPIPELINED), units_ms=4.096, tail=1.0)
-    assert two.ms == pytest.approx(4096 / 2 * 1470 / 1e6)  # below the units' 4.096 ms: covered
+    assert two.ms == pytest.approx(4096 / 2 * (1000 + TRIP + 70) / 1e6)  # below the units' 4.096 ms: covered
     persistent = latency.chain(_row(blocks_per_sm=2, grid=128), _context(UNPIPELINED), units_ms=4.096, tail=1.0)
     assert persistent.blocks == 1
 
@@ -124,7 +147,7 @@ def test_loads_in_a_loop_nested_in_the_ktile_loop_count_as_often_as_they_run():
     context = {**_context(UNPIPELINED), "gpu_max_threads_per_sm": "2048"}
     chain = latency.chain(row, context, units_ms=4.096, tail=1.0)
     assert chain.round_trips == pytest.approx(3)
-    assert chain.wait_cycles == pytest.approx(3 * 400 + 2 * 20 + 30)
+    assert chain.wait_cycles == pytest.approx(3 * TRIP + 2 * 20 + 30)
     # Without the count, the loop as compiled.
     assert latency.chain(_row(blocks_per_sm=1), context, units_ms=4.096, tail=1.0).round_trips == 1
 
@@ -135,7 +158,7 @@ def test_the_chips_ktile_comes_through_l2_before_the_last_load_returns():
     row = {**_row(blocks_per_sm=1), "l2_read_sectors": 512 * 1024 * 512}
     chain = latency.chain(row, _context(UNPIPELINED), units_ms=4.096, tail=1.0)
     assert chain.burst_cycles == pytest.approx(512)
-    assert chain.wait_cycles == pytest.approx(512 + 470)
+    assert chain.wait_cycles == pytest.approx(512 + TRIP + 70)
 
 
 def test_no_chain_without_the_sass_the_tiling_or_the_latencies():
@@ -251,6 +274,38 @@ def test_on_the_h100_warp_tiling_moves_no_work_and_the_step_is_in_cycles_per_ins
     d = warp_state_steps.decompose(a, b)
     assert d.instructions == pytest.approx(1, abs=0.02)
     assert warp_state_steps.holds(d, warp_state_steps.measured_in_cycles(a, b))
+
+
+@pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")
+def test_on_the_h100_mma_tf32_loses_to_tuned_by_waiting_for_the_slowest_load_of_each_batch():
+    """tuned -> mma_tf32. mma_tf32 copies its k-tile with one 4-byte load per element (48 per
+    thread, in batches the compiler unrolls) and stores each batch before the next (the element
+    loop, kernels/tensor/mma_tf32.cu); 220 registers leave one 8-warp block per SM, which nothing
+    else fills. Each batch is back when its slowest load is, so at the row's L2 read hit rate h a
+    batch of n loads waits for DRAM with probability 1 - h^n, well above the 1 - h of one load:
+    the schedule, on that latency, must carry the step, with long_scoreboard (waits on global
+    memory) the state that grows most and the state it spends most in."""
+    step = _study_steps("tf32")[("tuned", "mma_tf32")]
+    b = step.after
+    context, _ = load_frame(STUDY)
+    from gemm_study.analysis import sass_loop, schedule
+
+    code = sass_loop.code_of(context["sass"], "fp32", b["variant"], "4096x4096x4096")
+    counts = sass_loop.executed_counts_of(context["sass"], context["source_counters"], "fp32", b["variant"], b["shape"])
+    body = schedule.executed_loop(code, counts)
+    n = latency.loads_per_trip(body)
+    assert n > 1 and latency.loop_waits(body).loads == (256 * 32 + 32 * 128) // 256
+    hit = b["l2_read_hit_rate"]
+    lat = latency.latencies(context)
+    assert latency.trip_latency(lat, hit, n) > 1.2 * latency.trip_latency(lat, hit, 1)
+    assert b["account_unit"] == "schedule" and b["blocks_per_sm"] == 1
+    before = schedule.schedule(dict(step.before), context, step.before["account_tail"]).states
+    after = schedule.schedule(dict(b), context, b["account_tail"]).states
+    waits = {k: v for k, v in after.items() if k != "selected"}
+    assert max(waits, key=waits.get) == "long_scoreboard"
+    grew = {k: after[k] - before.get(k, 0.0) for k in waits}
+    assert max(grew, key=grew.get) == "long_scoreboard"
+    assert step.verdict == "explained" and step.predicted < 1
 
 
 @pytest.mark.skipif(not STUDY.is_file(), reason="no committed H100 study")

@@ -31,8 +31,14 @@ GPU; the rest are the kernel's code (SASS) and the row's work counters, as the u
                       issued in (their stages cover them), so a pipelined kernel has none.
   barriers            BAR instructions per main-loop iteration (SASS).
   L_global            the idle latency of an L2 hit and of a DRAM access (pipe_peaks.json's
-                      latencies, bench/memory_latency.cu: pointer chases), weighted by the row's
-                      L2 read hit rate.
+                      latencies, bench/memory_latency.cu: pointer chases), for a round trip of the
+                      batch of loads issued together: the batch is back when its slowest load is,
+                      so it waits for DRAM unless every load hits L2. Each load (one line of a
+                      warp's request) hits with the row's L2 read hit rate h, independently:
+                          L_global(n loads) = L_L2 + (1 - h^n) x (L_DRAM - L_L2),
+                      the mean latency for one load, nearly the DRAM's for a batch of many
+                      (trip_latency). n: the loop's loads per round trip (SASS); a cp.async
+                      loop's group of LDGSTS per commit (LDGDEPBAR), whose wait is for the group.
   L_shared, L_barrier the idle latencies of a shared-memory load and a 256-thread barrier (same).
   burst               blocks launched together run the same loop, so every resident block of
                       the chip asks for its k-tile at about the same time, and the last load
@@ -154,13 +160,35 @@ def chain(row, context, units_ms, tail):
     resident = 1 if grid < tiles else max(1, min(int(blocks), math.ceil(grid / sms)))
     waits = loop_waits(body)
     code = sass_loop.code_of(context.get("sass"), row.get("precision"), row.get("variant"), row.get("shape"))
-    trips = _round_trips_per_ktile(row, context, waits, sass_loop.inner_loop_bodies(code), tiles * math.ceil(k / bk))
+    inner = sass_loop.inner_loop_bodies(code)
+    trips = _round_trips_per_ktile(row, context, waits, inner, tiles * math.ceil(k / bk))
     burst = _burst_cycles(row, lat, tiles * math.ceil(k / bk), sms) if trips > 0 else 0.0
-    wait = burst + trips * (hit * lat["l2"] + (1 - hit) * lat["dram"]) + waits.barriers * lat["barrier"] + lat["shared"]
+    batch = _trips_and_loads(waits, inner)
+    per_trip = batch[1] / batch[0] if batch[0] else 1.0
+    wait = burst + trips * trip_latency(lat, hit, per_trip) + waits.barriers * lat["barrier"] + lat["shared"]
     cycles_per_ms = clock * 1e3
     compute = units_ms * cycles_per_ms / block_ktiles
     ms = block_ktiles / resident * (compute + wait) / cycles_per_ms
     return Chain(ms, waits, trips, wait, compute, resident, burst)
+
+
+def loads_per_trip(body):
+    """The global loads a warp waits for together in a loop: its loads per round trip (LDG), else
+    its LDGSTS per committed group (a DEPBAR waits for a whole group); 1 for a loop of neither."""
+    waits = loop_waits(body)
+    if waits.global_round_trips:
+        return waits.loads / waits.global_round_trips
+    ops = [sass_loop.opcode(t) for t in body]
+    copies, commits = sum(o.startswith("LDGSTS") for o in ops), sum(o == "LDGDEPBAR" for o in ops)
+    return copies / commits if copies and commits else 1.0
+
+
+def trip_latency(lat, hit, loads):
+    """SM cycles until the slowest of `loads` global loads issued together is back, each an L2 hit
+    with probability `hit`, independently: the L2's latency where every one hits, the DRAM's
+    otherwise. One load: the mean of the two at the hit rate."""
+    all_hit = hit ** max(1.0, loads)
+    return all_hit * lat["l2"] + (1 - all_hit) * lat["dram"]
 
 
 def _burst_cycles(row, lat, block_ktiles, in_phase_on_chip):
@@ -208,13 +236,16 @@ def _round_trips_per_ktile(row, context, waits, inner, block_ktiles):
     hold loads (they run; the single loads beside them are their unrolling's remainder), else the
     main loop's. The loop's own where a count is missing."""
     executed = field_number(row, "gld_requests") / (_warps_per_block(row, context) * block_ktiles)
-    nested = [loop_waits(body) for body in inner]
-    nested = [w for w in nested if w.loads]
-    trips, loads = (
-        (sum(w.global_round_trips for w in nested), sum(w.loads for w in nested))
-        if nested
-        else (waits.global_round_trips, waits.loads)
-    )
+    trips, loads = _trips_and_loads(waits, inner)
     if not loads or not executed > 0:
         return float(waits.global_round_trips)
     return executed * trips / loads
+
+
+def _trips_and_loads(waits, inner):
+    """(round trips, loads) of the loops nested in the main loop where they hold loads (they run;
+    the single loads beside them are their unrolling's remainder), else of the main loop."""
+    nested = [w for w in (loop_waits(body) for body in inner) if w.loads]
+    if nested:
+        return sum(w.global_round_trips for w in nested), sum(w.loads for w in nested)
+    return waits.global_round_trips, waits.loads

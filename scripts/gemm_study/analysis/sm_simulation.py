@@ -25,8 +25,9 @@ The machine (one SM, every number from pipe_peaks.json beside the study):
                cycles
                (instruction_latencies: fma, alu, fp64, and the MMA form of the kernel), a
                shared-memory load's after the shared-memory latency (constants and special
-               registers too), a global load's after the L2 and DRAM latencies weighted by the
-               row's L2 hit rate plus the wait for the chip's k-tile through L2 (latency.py)
+               registers too), a global load's after the latency of the slowest load of its batch
+               (latency.trip_latency: L2 unless one of them misses) plus the wait for the chip's
+               k-tile through L2 (latency.py)
   pipes        per scheduler, the ALU, FP64 and tensor pipes each take one instruction per
                1 / rate cycles (forms' and issue_rates' warp instructions per SM per clock over 4);
                the FMA pipe is two halves, each taking an instruction every other cycle: FFMA
