@@ -33,8 +33,9 @@ GPU; the rest are the kernel's code (SASS) and the row's work counters, as the u
   L_global            the idle latency of an L2 hit and of a DRAM access (pipe_peaks.json's
                       latencies, bench/memory_latency.cu: pointer chases), for a round trip of the
                       batch of loads issued together: the batch is back when its slowest load is,
-                      so it waits for DRAM unless every load hits L2. Each load (one line of a
-                      warp's request) hits with the row's L2 read hit rate h, independently:
+                      so it waits for DRAM unless every load hits L2. Each load (a warp's
+                      request, whose lines come and go together) hits with the row's L2 read
+                      hit rate h, independently of the batch's other loads:
                           L_global(n loads) = L_L2 + (1 - h^n) x (L_DRAM - L_L2),
                       the mean latency for one load, nearly the DRAM's for a batch of many
                       (trip_latency). n: the loop's loads per round trip (SASS); a cp.async
