@@ -96,19 +96,34 @@ TRIP = 0.75**2 * 300 + (1 - 0.75**2) * 700  # 475
 def test_a_batch_of_loads_waits_for_its_slowest():
     lat = {"l2": 300.0, "dram": 700.0}
     assert latency.trip_latency(lat, 0.75, 1) == pytest.approx(0.75 * 300 + 0.25 * 700)  # one load: the mean
+    assert latency.trip_latency(lat, 0.75, 0) == latency.trip_latency(lat, 0.75, 1)
     assert latency.trip_latency(lat, 0.75, 2) == pytest.approx(TRIP)
     assert latency.trip_latency(lat, 1.0, 8) == pytest.approx(300)  # every load hits
-    assert latency.trip_latency(lat, 0.0, 1) == pytest.approx(700)
+    assert latency.trip_latency(lat, 0.0, 8) == pytest.approx(700)  # every load misses
     many = [latency.trip_latency(lat, 0.9, n) for n in (1, 2, 4, 16, 64)]
     assert many == sorted(many) and many[-1] == pytest.approx(700, rel=0.01)
-    # The loads of one round trip (LDG); a cp.async loop's LDGSTS per committed group; else one.
-    assert latency.loads_per_trip(UNPIPELINED) == 2
+    # Batches of unequal size each wait for their own slowest load: the mean of their latencies,
+    # not the latency of their mean size.
+    uneven = latency.batch_latency(lat, 0.75, [1, 3])
+    assert uneven == pytest.approx((latency.trip_latency(lat, 0.75, 1) + latency.trip_latency(lat, 0.75, 3)) / 2)
+    assert uneven < latency.trip_latency(lat, 0.75, 2)
+    assert latency.batch_latency(lat, 0.75, []) == latency.trip_latency(lat, 0.75, 1)
+
+
+def test_a_loops_batches_are_its_round_trips_else_its_cp_async_groups():
+    assert latency.global_batches(UNPIPELINED) == [2]
     four = ["LDG.E R4, desc[UR8][R2.64]", "LDG.E R5, desc[UR8][R6.64]", "LDG.E R7, desc[UR8][R8.64]"]
     four += ["LDG.E R9, desc[UR8][R10.64]", "STS [R1], R4", "STS [R1+0x4], R5", "STS [R1+0x8], R7", "STS [R1+0xc], R9"]
-    assert latency.loads_per_trip(four + four) == 4
-    copies = ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]"] * 3 + ["LDGDEPBAR", "DEPBAR.LE SB0, 0x2"]
-    assert latency.loads_per_trip(copies) == 3
-    assert latency.loads_per_trip(["FFMA R1, R2, R3, R1"]) == 1
+    assert latency.global_batches(four + four[:1] + four[4:5]) == [4, 1]
+    copy = "LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]"
+    # A group closes at LDGDEPBAR ...
+    assert latency.global_batches([copy] * 3 + ["LDGDEPBAR", "DEPBAR.LE SB0, 0x2"]) == [3]
+    # ... or at an mbarrier's ARRIVES.LDGSTSBAR; copies after the last close join the first group.
+    ring = [copy, "ARRIVES.LDGSTSBAR.64 [R7+URZ+0x100]", copy, copy, "ARRIVES.LDGSTSBAR.64 [R7+URZ+0x108]", copy]
+    assert latency.global_batches(ring) == [2, 2]
+    # A loop with both: the loads it waits for in the loop are its LDG round trips.
+    assert latency.global_batches(UNPIPELINED + [copy, "LDGDEPBAR"]) == [2]
+    assert latency.global_batches(["FFMA R1, R2, R3, R1"]) == []
 
 
 def test_the_chain_adds_the_waits_to_one_blocks_compute():
@@ -293,11 +308,13 @@ def test_on_the_h100_mma_tf32_loses_to_tuned_by_waiting_for_the_slowest_load_of_
     code = sass_loop.code_of(context["sass"], "fp32", b["variant"], "4096x4096x4096")
     counts = sass_loop.executed_counts_of(context["sass"], context["source_counters"], "fp32", b["variant"], b["shape"])
     body = schedule.executed_loop(code, counts)
-    n = latency.loads_per_trip(body)
-    assert n > 1 and latency.loop_waits(body).loads == (256 * 32 + 32 * 128) // 256
+    batches = latency.global_batches(body)
+    assert sum(batches) == (256 * 32 + 32 * 128) // 256 and min(batches) > 1
+    # The latency term, on the nested loops as compiled, waits for batches of the same sizes.
+    assert set(latency._nested_batches(sass_loop.inner_loop_bodies(code))) == set(batches)
     hit = b["l2_read_hit_rate"]
     lat = latency.latencies(context)
-    assert latency.trip_latency(lat, hit, n) > 1.2 * latency.trip_latency(lat, hit, 1)
+    assert latency.batch_latency(lat, hit, batches) > 1.2 * latency.trip_latency(lat, hit, 1)
     assert b["account_unit"] == "schedule" and b["blocks_per_sm"] == 1
     before = schedule.schedule(dict(step.before), context, step.before["account_tail"]).states
     after = schedule.schedule(dict(b), context, b["account_tail"]).states

@@ -38,8 +38,12 @@ GPU; the rest are the kernel's code (SASS) and the row's work counters, as the u
                       hit rate h, independently of the batch's other loads:
                           L_global(n loads) = L_L2 + (1 - h^n) x (L_DRAM - L_L2),
                       the mean latency for one load, nearly the DRAM's for a batch of many
-                      (trip_latency). n: the loop's loads per round trip (SASS); a cp.async
-                      loop's group of LDGSTS per commit (LDGDEPBAR), whose wait is for the group.
+                      (trip_latency), averaged over the loop's batches (batch_latency). n: the
+                      loads of each round trip (SASS); in a cp.async loop the LDGSTS of each
+                      group (closed by LDGDEPBAR or ARRIVES.LDGSTSBAR), whose wait is for all of
+                      it. Independence is an assumption (the hit rate counts sectors, and rows of
+                      one k-tile may miss together): fully correlated misses would make it the
+                      mean latency, whatever n.
   L_shared, L_barrier the idle latencies of a shared-memory load and a 256-thread barrier (same).
   burst               blocks launched together run the same loop, so every resident block of
                       the chip asks for its k-tile at about the same time, and the last load
@@ -94,7 +98,18 @@ class LoopWaits:
 def loop_waits(body):
     """The LoopWaits of a main loop's instruction texts: a round trip opens at a global load and
     closes at the first instruction that reads (or stores) a register one of its loads writes."""
-    trips, pending, barriers, loads = 0, set(), 0, 0
+    batches, barriers = _scan(body)
+    return LoopWaits(len(batches), barriers, sum(batches))
+
+
+def load_batches(body):
+    """The loads of each round trip of a loop, in order (loop_waits' round trips)."""
+    return _scan(body)[0]
+
+
+def _scan(body):
+    """([loads of each round trip], barriers) of a loop's instruction texts."""
+    batches, pending, barriers = [], set(), 0
     for text in body:
         op, operands = sass_loop.operands(text)
         if BARRIER.match(op):
@@ -103,15 +118,16 @@ def loop_waits(body):
         if LOAD.match(op):
             if pending & read:  # its address is a pending load's value: the next round trip
                 pending = set()
-            loads += 1
-            trips += not pending
+            if not pending:
+                batches.append(0)
+            batches[-1] += 1
             pending |= set(sass_loop.registers(operands[0], sass_loop.access_words(op))) if operands else set()
             continue
         if op.startswith("ST") and operands:
             read |= set(sass_loop.registers(operands[-1], sass_loop.access_words(op)))
         if pending & read:
             pending = set()
-    return LoopWaits(trips, barriers, loads)
+    return batches, barriers
 
 
 @dataclass
@@ -164,32 +180,51 @@ def chain(row, context, units_ms, tail):
     inner = sass_loop.inner_loop_bodies(code)
     trips = _round_trips_per_ktile(row, context, waits, inner, tiles * math.ceil(k / bk))
     burst = _burst_cycles(row, lat, tiles * math.ceil(k / bk), sms) if trips > 0 else 0.0
-    batch = _trips_and_loads(waits, inner)
-    per_trip = batch[1] / batch[0] if batch[0] else 1.0
-    wait = burst + trips * trip_latency(lat, hit, per_trip) + waits.barriers * lat["barrier"] + lat["shared"]
+    batches = _waited_batches(body, inner)
+    wait = burst + trips * batch_latency(lat, hit, batches) + waits.barriers * lat["barrier"] + lat["shared"]
     cycles_per_ms = clock * 1e3
     compute = units_ms * cycles_per_ms / block_ktiles
     ms = block_ktiles / resident * (compute + wait) / cycles_per_ms
     return Chain(ms, waits, trips, wait, compute, resident, burst)
 
 
-def loads_per_trip(body):
-    """The global loads a warp waits for together in a loop: its loads per round trip (LDG), else
-    its LDGSTS per committed group (a DEPBAR waits for a whole group); 1 for a loop of neither."""
-    waits = loop_waits(body)
-    if waits.global_round_trips:
-        return waits.loads / waits.global_round_trips
-    ops = [sass_loop.opcode(t) for t in body]
-    copies, commits = sum(o.startswith("LDGSTS") for o in ops), sum(o == "LDGDEPBAR" for o in ops)
-    return copies / commits if copies and commits else 1.0
+# A cp.async group is closed by LDGDEPBAR (a DEPBAR waits for it) or by an mbarrier's
+# ARRIVES.LDGSTSBAR (a try-wait waits for it).
+COMMIT = re.compile(r"^(?:LDGDEPBAR|ARRIVES\.LDGSTSBAR)")
+
+
+def global_batches(body):
+    """The loads a warp waits for together, batch by batch, in a loop: its round trips' loads
+    (LDG), else its cp.async groups' LDGSTS (a group's wait is for all of it; the copies after the
+    loop's last commit close with its first, the loop running round); [] for a loop of neither."""
+    batches = load_batches(body)
+    if batches:
+        return batches
+    groups, open_copies = [], 0
+    for text in body:
+        op = sass_loop.opcode(text)
+        if op.startswith("LDGSTS"):
+            open_copies += 1
+        elif COMMIT.match(op) and open_copies:
+            groups.append(open_copies)
+            open_copies = 0
+    if groups and open_copies:
+        groups[0] += open_copies
+    return groups
 
 
 def trip_latency(lat, hit, loads):
     """SM cycles until the slowest of `loads` global loads issued together is back, each an L2 hit
     with probability `hit`, independently: the L2's latency where every one hits, the DRAM's
-    otherwise. One load: the mean of the two at the hit rate."""
-    all_hit = hit ** max(1.0, loads)
+    otherwise. One load (or none): the mean of the two at the hit rate."""
+    all_hit = hit ** max(1, loads)
     return all_hit * lat["l2"] + (1 - all_hit) * lat["dram"]
+
+
+def batch_latency(lat, hit, batches):
+    """The mean over a loop's batches of each one's trip_latency (batches of unequal size each
+    wait for their own slowest load); a single load's where the loop has none."""
+    return sum(trip_latency(lat, hit, n) for n in batches) / len(batches) if batches else trip_latency(lat, hit, 1)
 
 
 def _burst_cycles(row, lat, block_ktiles, in_phase_on_chip):
@@ -237,16 +272,20 @@ def _round_trips_per_ktile(row, context, waits, inner, block_ktiles):
     hold loads (they run; the single loads beside them are their unrolling's remainder), else the
     main loop's. The loop's own where a count is missing."""
     executed = field_number(row, "gld_requests") / (_warps_per_block(row, context) * block_ktiles)
-    trips, loads = _trips_and_loads(waits, inner)
+    nested = _nested_batches(inner)
+    trips, loads = (len(nested), sum(nested)) if nested else (waits.global_round_trips, waits.loads)
     if not loads or not executed > 0:
         return float(waits.global_round_trips)
     return executed * trips / loads
 
 
-def _trips_and_loads(waits, inner):
-    """(round trips, loads) of the loops nested in the main loop where they hold loads (they run;
-    the single loads beside them are their unrolling's remainder), else of the main loop."""
-    nested = [w for w in (loop_waits(body) for body in inner) if w.loads]
-    if nested:
-        return sum(w.global_round_trips for w in nested), sum(w.loads for w in nested)
-    return waits.global_round_trips, waits.loads
+def _nested_batches(inner):
+    """The round trips' loads of the loops nested in the main loop that hold loads (they run; the
+    single loads beside them are their unrolling's remainder); [] where none does."""
+    return [n for body in inner for n in load_batches(body)]
+
+
+def _waited_batches(body, inner):
+    """The batches a warp waits for: the nested loops' (_nested_batches), else the main loop's
+    (global_batches)."""
+    return _nested_batches(inner) or global_batches(body)

@@ -194,7 +194,7 @@ def schedule(row, context, tail):
         "shared": lat["shared"],
         "slow": lat["shared"],
         "barrier": lat["barrier"],
-        "global": latency_term.trip_latency(lat, hit, latency_term.loads_per_trip(body)) + burst,
+        "global": latency_term.batch_latency(lat, hit, latency_term.global_batches(body)) + burst,
     }
     # Whole cycles: a chain's measured 4.06 per link is 4 and the loop's share of a cycle.
     whole = {key: max(1, round(v)) for key, v in latencies.items()}
