@@ -3,6 +3,9 @@
 //
 //   level    what is chased                                               load
 //   shared   a ring of 1024 words in shared memory, stride 33 words      ld.shared (LDS)
+//   l1       a random ring of 128-byte lines over 16 KiB, timed on the    ld.global.ca (cached in
+//            second pass (the first brought them into L1)                  L1, as the write-ups'
+//                                                                          plain loads)
 //   l2       a random ring of 128-byte lines over 8 MiB, timed on the     ld.global.cg (L1 bypassed,
 //            second pass over the same 20,000 lines (the first brought     as the ladder's cp.async.cg)
 //            them into L2)
@@ -42,6 +45,8 @@ constexpr int kBarriers = 1000;
 constexpr std::size_t kFlushBytes = std::size_t(256) << 20;  // 5x the H100's L2
 
 // Every pass starts at the ring's head, so a second pass walks the lines the first one brought in.
+// through_l1: ld.global.ca (kept in L1), else ld.global.cg (L1 bypassed: L2 or DRAM each hop).
+template <bool through_l1>
 __global__ void chase_global(const std::uint32_t* ring, int hops, int passes, std::uint32_t* sink,
                              unsigned long long* cycles) {
   std::uint32_t p = 0;
@@ -49,7 +54,7 @@ __global__ void chase_global(const std::uint32_t* ring, int hops, int passes, st
   for (int pass = 0; pass < passes; ++pass) {
     p = 0;
     c0 = clock64();  // the last pass is the one timed
-    for (int i = 0; i < hops; ++i) p = __ldcg(ring + p);
+    for (int i = 0; i < hops; ++i) p = through_l1 ? __ldca(ring + p) : __ldcg(ring + p);
   }
   const long long c1 = clock64();
   *sink = p;  // the chain's end: keeps every load
@@ -103,8 +108,9 @@ std::vector<std::uint32_t> random_ring(std::size_t lines) {
   return ring;
 }
 
-// passes = 2: the timed pass finds its lines in L2 (the first pass brought them in); passes = 1
-// after L2 was flushed: each line comes from DRAM.
+// passes = 2: the timed pass finds its lines in L2 (through_l1: in L1; the first pass brought them
+// in); passes = 1 after L2 was flushed: each line comes from DRAM.
+template <bool through_l1 = false>
 double global_chase(std::size_t bytes, int passes) {
   const auto ring = random_ring(bytes / (kLineWords * sizeof(std::uint32_t)));
   const DeviceBuffer d_ring(ring.size() * sizeof(std::uint32_t)), sink(sizeof(std::uint32_t)),
@@ -115,7 +121,7 @@ double global_chase(std::size_t bytes, int passes) {
     GEMM_CUDA_CHECK(cudaMemset(flush.get(), 0, kFlushBytes));
     GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   }
-  chase_global<<<1, 1>>>(static_cast<const std::uint32_t*>(d_ring.get()), kHops, passes,
+  chase_global<through_l1><<<1, 1>>>(static_cast<const std::uint32_t*>(d_ring.get()), kHops, passes,
                          static_cast<std::uint32_t*>(sink.get()), static_cast<unsigned long long*>(cycles.get()));
   GEMM_CHECK_LAUNCH();
   unsigned long long host = 0;
@@ -168,12 +174,15 @@ Bandwidth measure_l2_read_bandwidth(const DeviceInfo& device) {
 }
 
 std::vector<Latency> measure_latencies(const DeviceInfo& device) {
-  constexpr std::size_t kL2Ring = std::size_t(8) << 20, kDramRing = std::size_t(1) << 30;
+  constexpr std::size_t kL1Ring = std::size_t(16) << 10, kL2Ring = std::size_t(8) << 20,
+                        kDramRing = std::size_t(1) << 30;
   if (device.l2_bytes > 0 && kL2Ring * 2 > std::size_t(device.l2_bytes))
     throw std::runtime_error("the L2 ring (8 MiB) is not well inside this GPU's L2");
   if (device.total_memory < kDramRing * 2) throw std::runtime_error("the DRAM ring (1 GiB) does not fit twice");
   return {
       {"shared", "pointer chase, one thread, 1024-word ring in shared memory", shared_chase()},
+      {"l1", "pointer chase, one thread, random 128-byte lines over 16 KiB, ld.global.ca, second pass",
+       global_chase<true>(kL1Ring, 2)},
       {"l2", "pointer chase, one thread, random 128-byte lines over 8 MiB, ld.global.cg", global_chase(kL2Ring, 2)},
       {"dram", "pointer chase, one thread, random 128-byte lines over 1 GiB, ld.global.cg", global_chase(kDramRing, 1)},
       {"barrier", "__syncthreads of 256 threads, 1000 in a row", barrier_cycles()},

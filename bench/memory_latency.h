@@ -1,5 +1,5 @@
 // The latencies the bottleneck account charges a k-tile whose loads are not overlapped with
-// compute: one load's round trip from L2 and from DRAM, from shared memory, and a block-wide
+// compute: one load's round trip from L1, from L2 and from DRAM, from shared memory, and a block-wide
 // barrier, each measured on an idle GPU by bench/memory_latency.cu; and the rate at which L2
 // serves the whole chip's loads, which sets how long the last of a k-tile's loads waits when
 // every SM asks at once (pipe-peaks writes them into pipe_peaks.json beside the throughputs).
@@ -13,7 +13,7 @@
 namespace gemm::bench {
 
 struct Latency {
-  std::string level;   // shared | l2 | dram | barrier
+  std::string level;   // shared | l1 | l2 | dram | barrier
   std::string method;  // what was timed, in words (for the JSON and the printout)
   double cycles = 0;   // SM cycles per dependent access (or per barrier)
 };

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "metric_catalogue.h"
+#include "registry.h"
 #include "shape_suites.h"
 #include "tags.h"
 #include "variant.h"
@@ -454,6 +455,12 @@ std::string caps_text() {
                   [](const Variant& v) { return !v.account_counters; }))
     out << "  the same kernels leave out the bottleneck account's warp states and ALU/LSU pipes "
         << "(--uncapped collects them)\n";
+  if (!ladder_seeds().empty()) {
+    out << "  except the ladder's seed rungs, which run at every size with their hardware counters and "
+        << "the account's (SASS-instrumented ones as above):";
+    for (const auto& seed : ladder_seeds()) out << " " << seed;
+    out << "\n";
+  }
   return out.str();
 }
 

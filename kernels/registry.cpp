@@ -23,7 +23,9 @@ namespace gemm {
 #define GEMM_FAMILY(level, family, build, rung_name, origin) \
   void add_##family##_variants(std::vector<Variant>& out);
 #define GEMM_LADDER_START(variant)
+#define GEMM_LADDER_SEED(variant, rung_name)
 #include GEMM_MANIFEST
+#undef GEMM_LADDER_SEED
 #undef GEMM_LADDER_START
 #undef GEMM_FAMILY
 
@@ -42,7 +44,9 @@ const std::vector<ManifestLine>& manifest() {
 #define GEMM_FAMILY(level, family, build, rung_name, origin) \
   {tag::level, #family, #build, rung_name, origin, GEMM_BUILT_##build(&add_##family##_variants)},
 #define GEMM_LADDER_START(variant)
+#define GEMM_LADDER_SEED(variant, rung_name)
 #include GEMM_MANIFEST
+#undef GEMM_LADDER_SEED
 #undef GEMM_LADDER_START
 #undef GEMM_FAMILY
   };
@@ -52,11 +56,32 @@ const std::vector<ManifestLine>& manifest() {
 // The manifest's GEMM_LADDER_START, or "" where it names none (a toy manifest).
 std::string ladder_start_from_manifest() {
 #define GEMM_FAMILY(level, family, build, rung_name, origin)
+#define GEMM_LADDER_SEED(variant, rung_name)
 #define GEMM_LADDER_START(variant) return variant;
 #include GEMM_MANIFEST
 #undef GEMM_LADDER_START
+#undef GEMM_LADDER_SEED
 #undef GEMM_FAMILY
   return "";
+}
+
+// The manifest's GEMM_LADDER_SEED variants, in order (none in a toy manifest).
+std::vector<std::string> ladder_seeds_from_manifest() {
+  return {
+#define GEMM_FAMILY(level, family, build, rung_name, origin)
+#define GEMM_LADDER_START(variant)
+#define GEMM_LADDER_SEED(variant, rung_name) variant,
+#include GEMM_MANIFEST
+#undef GEMM_LADDER_SEED
+#undef GEMM_LADDER_START
+#undef GEMM_FAMILY
+  };
+}
+
+bool is_ladder_seed(const std::string& name) {
+  for (const auto& seed : ladder_seeds())
+    if (seed == name) return true;
+  return false;
 }
 
 #undef GEMM_BUILT_any
@@ -172,16 +197,23 @@ std::vector<Variant> assemble_registry(const std::vector<ManifestLine>& lines) {
   // counts scale with the shape; even their hardware counters cost 0.2 to 0.7 s per benchmark
   // at 2048^3 (ten replay passes; measured on an H100: 28 s of the study's 81 counter seconds)
   // and 2 to 5 s at 4096^3. The ladder's start (the manifest's GEMM_LADDER_START, the report's
-  // first rung) keeps its hardware counters at every size. The bottleneck account explains the
-  // ladder's rungs, not the write-ups' kernels, so these also leave out its warp states and
-  // ALU/LSU pipes (a third of the replay passes).
-  for (Variant& x : out)
-    if (x.has_tag(tag::seed) && x.backend == Backend::cuda_kernel &&
-        x.name() != ladder_start() && x.counters_max_work == 0) {
+  // rung 0) keeps every counter at every size. The bottleneck account explains the ladder's
+  // rungs, not the other write-ups' kernels, so these also leave out its warp states and
+  // ALU/LSU pipes (a third of the replay passes). The seed rungs below rung 0 (GEMM_LADDER_SEED)
+  // are rungs: they run at every size, with their hardware counters and the account's; only
+  // their SASS-instrumented counters stop at 1024^3 (naive_col at 4096^3 takes 0.28 s a launch,
+  // 30-150x that under instrumentation).
+  for (Variant& x : out) {
+    if (!x.has_tag(tag::seed) || x.backend != Backend::cuda_kernel || x.name() == ladder_start()) continue;
+    if (is_ladder_seed(x.name())) {
+      x.default_max_work = 0;
+      x.counters_max_work = 1024.0 * 1024.0 * 1024.0;
+    } else if (x.counters_max_work == 0) {
       x.counters_max_work = 1024.0 * 1024.0 * 1024.0;
       x.hardware_counters_max_work = 1024.0 * 1024.0 * 1024.0;
       x.account_counters = false;
     }
+  }
   return out;
 }
 
@@ -192,6 +224,11 @@ const std::vector<ManifestLine>& manifest_lines() { return manifest(); }
 const std::string& ladder_start() {
   static const std::string name = ladder_start_from_manifest();
   return name;
+}
+
+const std::vector<std::string>& ladder_seeds() {
+  static const std::vector<std::string> names = ladder_seeds_from_manifest();
+  return names;
 }
 
 const std::vector<Variant>& all_variants() {

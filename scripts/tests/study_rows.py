@@ -19,6 +19,7 @@ PEAKS = {
     "tensor_pipe_peak_per_cycle": 132.0,
     "issue_peak_per_cycle": 528.0,
     "smem_wavefronts_peak_per_cycle": 132.0,
+    "l1_wavefronts_peak_per_cycle": 132.0,
     "l2_sectors_peak_per_cycle": 96.0,
     "dram_bytes_peak_per_cycle": 1280.0,
 }
@@ -29,6 +30,7 @@ UNITS = {
     "tensor": ("tensor_pipe_cycles", "tensor_pipe_peak_per_cycle", SM_CLOCK_MHZ * 1e6, True),
     "issue": ("warp_inst", "issue_peak_per_cycle", SM_CLOCK_MHZ * 1e6, True),
     "shared": ("smem_wavefronts", "smem_wavefronts_peak_per_cycle", SM_CLOCK_MHZ * 1e6, True),
+    "l1": ("l1_wavefronts", "l1_wavefronts_peak_per_cycle", SM_CLOCK_MHZ * 1e6, True),
     "l2": ("l2_sectors", "l2_sectors_peak_per_cycle", L2_CLOCK_HZ, False),
     "dram": ("dram_read_bytes", "dram_bytes_peak_per_cycle", DRAM_CLOCK_HZ, False),
 }
@@ -91,6 +93,8 @@ def counters(gflops, limiter, explained, tail=1.0, shape=SHAPE):
     for unit, (work, peak, clock, sm_domain) in UNITS.items():
         share = explained if unit == limiter else OTHER_SHARE
         out[work] = share * seconds * PEAKS[peak] * clock / (tail if sm_domain else 1.0)
+    if limiter != "l1":  # the L1 data stage's wavefronts include the shared-memory ones
+        out["l1_wavefronts"] = out["smem_wavefronts"]
     return out
 
 

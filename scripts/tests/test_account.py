@@ -162,8 +162,32 @@ def test_columns_and_json_of_an_account():
     assert frame.account_unit.iloc[0] == "fp64" and frame.account_limiter.iloc[0] == "FP64 pipe"
     assert frame.account_fp64_ms.iloc[0] == pytest.approx(accounts[0].bound_ms)
     entry = account.as_json(frame, accounts)[row["name"]]
-    assert entry["limiter"] == "fp64" and set(entry["units"]) == {u.key for u in account.UNITS}
+    assert entry["limiter"] == "fp64" and set(entry["units"]) == {u.key for u in account.UNITS if not u.optional}
     assert entry["units"]["fp64"]["share"] == pytest.approx(entry["explained"])
+
+
+def test_a_row_recorded_before_the_l1_counter_has_the_account_without_that_unit():
+    acc = account.account(dfma_kernel(), H100)
+    assert not acc.reason and "l1" not in acc.times_ms
+    assert account.account(dfma_kernel(l1_wavefronts=MNK / 256), H100).times_ms["l1"] > 0
+
+
+def test_an_uncoalesced_load_fills_the_l1_data_stage_with_shared_memory_idle():
+    """naive_col: each warp's load of A reads one element of 32 rows, 32 lines of 128 bytes, so
+    the L1 data stage takes 32 wavefronts for it (and one for B's broadcast) per k: MNK/32 loads
+    of 33 wavefronts, no shared memory. At 1 wavefront per SM per cycle that is the limiter."""
+    loads = MNK / 32  # warp loads of A, one per output warp and k
+    row = dfma_kernel(
+        measured_ms=300.0,
+        smem_wavefronts=0.0,
+        l1_wavefronts=loads * 33,
+        l1_wavefronts_peak_per_cycle=132.0,
+    )
+    acc = account.account(row, H100)
+    expected_ms = loads * 33 / (132.0 * 1980e6) * 1e3
+    assert acc.limiter == "l1" and acc.limiter_label == "L1 data stage"
+    assert acc.times_ms["l1"] == pytest.approx(expected_ms) and acc.times_ms["shared"] == 0
+    assert 0.9 < acc.explained < 1.0  # 271 ms of the 300 measured
 
 
 def test_the_counters_dram_peak_against_the_context():

@@ -126,3 +126,43 @@ def test_the_steps_table_has_every_step(fp32_steps):
     table = steps_table(fp32_steps)
     assert list(table.verdict) == [s.verdict for s in fp32_steps]
     assert set(table.columns) >= {"ladder", "shape", "step", "measured", "predicted", "off", "sentence"}
+
+
+def test_a_rung_below_its_limiters_peak_without_a_simulation_says_what_would_model_its_loop():
+    """naive_row on an H100: its L1 data stage busy 76% of the time and no schedule (its loop has
+    no k-tile the simulation models); its warps wait on their loads (long_scoreboard, lg_throttle).
+    What would settle the step is a simulation of those loads, not one of the other rung's states."""
+    naive = dict(
+        rung=-1,
+        family="naive_row",
+        variant="naive_row/block:32x32",
+        start=True,
+        time_ms=2.0,
+        account_unit="l1",
+        account_limiter="L1 data stage",
+        account_bound_ms=1.52,
+        account_explained=0.76,
+        stall_long_scoreboard=3.2,
+        stall_lg_throttle=2.4,
+        stall_wait=0.3,
+    )
+    tiled = dict(
+        rung=0,
+        family="shared",
+        variant="shared/tile:32",
+        start=True,
+        time_ms=1.4,
+        account_unit="schedule",
+        account_limiter="schedule (simulated)",
+        account_bound_ms=1.46,
+        account_explained=1.04,
+        account_schedule_cycles=1970.0,
+    )
+    step = prediction.step(pd.Series(naive), pd.Series(tiled), "fp32", "s")
+    assert step.verdict == "unexplained"
+    assert (
+        "would settle it: a simulation of -1 naive_row/block:32x32's loop with its global loads served from "
+        "L1, L2 and DRAM at their hit rates and latencies under this load (it has none: its loop has no "
+        "k-tile the simulation models); it runs its limiter (L1 data stage) at 76% of peak, its warps "
+        "waiting per issued instruction in long_scoreboard 3.20 and lg_throttle 2.40" in step.sentence
+    )

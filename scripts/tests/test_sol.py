@@ -76,7 +76,7 @@ def test_the_metrics_to_collect_name_every_unit(capsys):
     assert sol_main(["--print-metrics"]) == 0
     metrics = capsys.readouterr().out.strip().split(",")
     assert metrics[:2] == list(sol.BREAKDOWNS)
-    assert [sol.unit_of(m) for m in metrics[2:]] == ["fma", "fp64", "tensor", "issue", "shared", "l2", "dram"]
+    assert [sol.unit_of(m) for m in metrics[2:]] == ["fma", "fp64", "tensor", "issue", "shared", "l1", "l2", "dram"]
 
 
 @pytest.mark.parametrize(

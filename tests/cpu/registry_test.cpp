@@ -59,14 +59,38 @@ TEST(Registry, TheLadderStartIsAWriteUpKernelOfTheManifest) {
 }
 
 TEST(Registry, OnlyTheWriteUpsKernelsHaveCounterCapsAndTheLadderStartHasNone) {
+  const auto& seeds = ladder_seeds();
   for (const auto& v : all_variants()) {
-    const bool capped = v.has_tag(tag::seed) && v.backend == Backend::cuda_kernel &&
-                        v.name() != ladder_start();
-    EXPECT_EQ(v.counters_max_work, capped ? 1024.0 * 1024.0 * 1024.0 : 0.0)
+    const bool write_up = v.has_tag(tag::seed) && v.backend == Backend::cuda_kernel &&
+                          v.name() != ladder_start();
+    const bool seed_rung = std::find(seeds.begin(), seeds.end(), v.name()) != seeds.end();
+    const bool capped = write_up && !seed_rung;
+    EXPECT_EQ(v.counters_max_work, write_up ? 1024.0 * 1024.0 * 1024.0 : 0.0)
         << to_string(v.precision) << "/" << v.name();
     EXPECT_EQ(v.hardware_counters_max_work, capped ? 1024.0 * 1024.0 * 1024.0 : 0.0)
         << to_string(v.precision) << "/" << v.name();
     EXPECT_EQ(v.account_counters, !capped) << to_string(v.precision) << "/" << v.name();
+    if (seed_rung) {
+      EXPECT_EQ(v.default_max_work, 0.0) << "a rung runs at every size: " << v.name();
+    }
+  }
+}
+
+// The seed rungs are write-up kernels, each with 32 x 32 threads as rung 0 has, one per precision,
+// and none is rung 0 itself.
+TEST(Registry, TheLadderSeedsAreWriteUpKernelsBelowTheStart) {
+  ASSERT_EQ(ladder_seeds().size(), 2u);
+  for (const auto& seed : ladder_seeds()) {
+    EXPECT_NE(seed, ladder_start());
+    int found = 0;
+    for (const auto& v : all_variants())
+      if (v.name() == seed) {
+        EXPECT_TRUE(v.has_tag(tag::seed)) << seed;
+        const LaunchPlan plan = v.plan(GemmShape{1000, 1000, 1000});
+        EXPECT_EQ(plan.block.count(), 1024) << seed;
+        ++found;
+      }
+    EXPECT_EQ(found, 2) << seed << ": one variant per precision";
   }
 }
 

@@ -21,6 +21,11 @@ on the chip (every SM sub-partition, every SM, every L2 slice, every HBM channel
   shared   smem_wavefronts l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
                            "# of shared memory wavefronts processed by Data-Stage for LDS, LD, ...,
                            LDSM, STS, ..., STSM, LDGSTS, HGMMA, ..." (wgmma's shared operands included)
+  l1       l1_wavefronts   l1tex__data_pipe_lsu_wavefronts.sum
+                           "# of wavefronts processed by Data-Stage for LSU" (the same stage's
+                           shared-memory wavefronts and those of global and local accesses: an
+                           uncoalesced kernel fills this stage with shared memory idle). Results
+                           recorded before this counter have the account without it.
   l2       l2_sectors      lts__t_sectors.sum                    "# of LTS sectors" (every source and operation)
   dram     dram_read_bytes + dram_write_bytes   dram__bytes_read.sum + dram__bytes_write.sum
                            (peak: dram__bytes.sum.peak_sustained) "# of bytes accessed in DRAM"
@@ -84,6 +89,11 @@ class Unit:
     work: tuple  # counters whose sum is the unit's work
     peak: str  # the work's peak per cycle of the unit's clock
     domain: str  # sm | l2 | dram: which clock, and whether the grid's tail applies
+    # A counter added after studies were recorded: rows without it have the account without it.
+    optional: bool = False
+
+    def has_inputs(self, row):
+        return all(math.isfinite(value(row, c)) for c in self.work) and value(row, self.peak) > 0
 
 
 UNITS = (
@@ -92,6 +102,7 @@ UNITS = (
     Unit("tensor", "tensor pipe", ("tensor_pipe_cycles",), "tensor_pipe_peak_per_cycle", "sm"),
     Unit("issue", "issue slots", ("warp_inst",), "issue_peak_per_cycle", "sm"),
     Unit("shared", "shared memory", ("smem_wavefronts",), "smem_wavefronts_peak_per_cycle", "sm"),
+    Unit("l1", "L1 data stage", ("l1_wavefronts",), "l1_wavefronts_peak_per_cycle", "sm", optional=True),
     Unit("l2", "L2", ("l2_sectors",), "l2_sectors_peak_per_cycle", "l2"),
     Unit("dram", "DRAM", ("dram_read_bytes", "dram_write_bytes"), "dram_bytes_peak_per_cycle", "dram"),
 )
@@ -165,6 +176,13 @@ class Account:
 def value(row, key):
     """A row's field as a finite float, NaN where it is absent, not a number or not finite."""
     return field_number(row, key)
+
+
+def units_bound(row):
+    """The largest of a row's units' times at peak (account_*_ms columns), NaN without any."""
+    times = [value(row, f"account_{u.key}_ms") for u in UNITS]
+    times = [t for t in times if math.isfinite(t)]
+    return max(times) if times else math.nan
 
 
 SCHEDULERS_PER_SM = 4  # SM sub-partitions, each with its warp scheduler, on sm_70 to sm_90
@@ -246,9 +264,10 @@ def tensor_seconds_by_form(row, context):
 
 def missing_inputs(row):
     """The counters, peaks and clocks the account needs that the row lacks (or has as 0)."""
-    needed = [c for unit in UNITS for c in unit.work] + [unit.peak for unit in UNITS]
+    required = [unit for unit in UNITS if not unit.optional]
+    needed = [c for unit in required for c in unit.work] + [unit.peak for unit in required]
     missing = [c for c in needed if math.isnan(value(row, c))]
-    missing += [c for c in (unit.peak for unit in UNITS) if value(row, c) == 0]
+    missing += [c for c in (unit.peak for unit in required) if value(row, c) == 0]
     if not sm_clock_mhz(row) > 0:
         missing.append("sm_clock_mhz")
     for key in CLOCK_HZ.values():
@@ -283,6 +302,8 @@ def account(row, context):
     tail, tail_from = tail_of(row, context)
     times = {}
     for unit in UNITS:
+        if unit.optional and not unit.has_inputs(row):
+            continue
         work = sum(value(row, c) for c in unit.work)
         seconds = work / (value(row, unit.peak) * _clock_hz(row, unit.domain))
         times[unit.key] = seconds * 1e3 * (tail if unit.domain == "sm" else 1.0)

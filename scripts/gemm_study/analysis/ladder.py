@@ -17,6 +17,7 @@ its own ceiling (ceilings.ceiling_key) and its bottleneck account (account.py)."
 
 import json
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ import pandas as pd
 from gemm_study.analysis import sass_loop
 from gemm_study.analysis.ceilings import peak_of
 from gemm_study.data import names
-from gemm_study.data.manifest import TAGS, ladder_start, load_families
+from gemm_study.data.manifest import TAGS, ladder_seeds, ladder_start, load_families
 from gemm_study.data.names import strip_manual_time
 from gemm_study.data.results import cycles_ratio, has_tag
 
@@ -101,9 +102,11 @@ def skipped_reasons(context):
     }
 
 
-def _not_run(family, ladder, shape, context):
+def _not_run(family, ladder, shape, context, variant=None):
+    """The row of a rung without a benchmark at the shape: a family's, or one variant's (a seed
+    rung), with the reason the run's skipped list gives."""
     suffix = "/" + names.shape_suffix(shape)
-    prefix = names.benchmark_name(ladder.precision, family.family, shape).removesuffix(suffix)
+    prefix = names.benchmark_name(ladder.precision, variant or family.family, shape).removesuffix(suffix)
     reasons = [r for name, r in skipped_reasons(context).items() if name.startswith(prefix) and name.endswith(suffix)]
     return {
         "variant": "not run",
@@ -113,6 +116,25 @@ def _not_run(family, ladder, shape, context):
         "gflops": np.nan,
         "not_run": reasons[0] if reasons else "no benchmark at this shape",
     }
+
+
+def _seed_rows(kernel, ladder, shape, context):
+    """The write-ups' rungs below rung 0 of a CUDA-core ladder (none on a tensor ladder), each
+    its variant's row or a 'not run' row, with rung, rung_name and `start` set."""
+    if ladder.level != "ladder":
+        return []
+    data = kernel[(kernel.precision == ladder.precision) & (kernel["shape"] == shape)]
+    rows = []
+    for seed in ladder_seeds():
+        found = data[data.variant == seed.variant]
+        family = seed.variant.split("/")[0]
+        row = (
+            found.iloc[0].to_dict()
+            if len(found)
+            else _not_run(SimpleNamespace(family=family), ladder, shape, context or {}, variant=seed.variant)
+        )
+        rows.append(row | {"rung": seed.rung, "rung_name": seed.rung_name, "start": True})
+    return rows
 
 
 def _start_row(kernel, ladder, shape):
@@ -135,7 +157,7 @@ def ladder_rows(kernel, ladder, shape, context=None):
     the family has no benchmark at this shape), with rung, rung_name and `start` set, and each
     kernel's main loop in SASS (`sass_loop`) where the context has the build's SASS."""
     data = kernel[(kernel.precision == ladder.precision) & (kernel["shape"] == shape)]
-    rows = []
+    rows = _seed_rows(kernel, ladder, shape, context)
     start, rung, name = _start_row(kernel, ladder, shape)
     if start is not None:
         rows.append(start.to_dict() | {"rung": rung, "rung_name": name, "start": True})

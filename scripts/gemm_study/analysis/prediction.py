@@ -48,7 +48,7 @@ class Step:
     @property
     def predicted_by_units(self):
         """The prediction without the latency time: the ratio of the two rungs' units' bounds."""
-        bounds = [max(value(r, f"account_{u.key}_ms") for u in account.UNITS) for r in (self.before, self.after)]
+        bounds = [account.units_bound(r) for r in (self.before, self.after)]
         return bounds[0] / bounds[1] if all(b > 0 for b in bounds) else math.nan
 
     @property
@@ -244,9 +244,49 @@ def _state_gap(row):
     return best[1:] if best and best[0] > 0 else None
 
 
+def _top_states(row, count=2):
+    """[(state, cycles per issued instruction)] of the row's largest measured warp states."""
+    found = [(value(row, f"stall_{s}"), s) for s in STATE_MEASUREMENTS]
+    return [(s, v) for v, s in sorted((f for f in found if math.isfinite(f[0])), reverse=True)[:count]]
+
+
+def _below_its_peak_unsimulated(a, b):
+    """For a step one of whose rungs has no simulated schedule (a loop without the k-tile the
+    simulation models: the write-ups' naive kernels) and runs its limiter well below peak, what
+    would settle it, from that rung's largest warp states; '' otherwise."""
+    rows = [
+        r
+        for r in (a, b)
+        if r["account_unit"] not in (account.SCHEDULE.key, account.LATENCY.key)
+        and value(r, "account_explained") < 1 - TOLERANCE
+        and not math.isfinite(value(r, "account_schedule_cycles"))
+    ]
+    if not rows:
+        return ""
+    row = min(rows, key=lambda r: value(r, "account_explained"))
+    states = _top_states(row)
+    if not states:
+        return ""
+    said = " and ".join(f"{s} {v:.2f}" for s, v in states)
+    what = (
+        "its global loads served from L1, L2 and DRAM at their hit rates and latencies under this load"
+        if states[0][0] in ("long_scoreboard", "lg_throttle")
+        else STATE_MEASUREMENTS[states[0][0]]
+    )
+    return (
+        f"would settle it: a simulation of {_name(row)}'s loop with {what} (it has none: its loop has no "
+        f"k-tile the simulation models); it runs its limiter ({row['account_limiter']}) at "
+        f"{value(row, 'account_explained'):.0%} of peak, its warps waiting per issued instruction in {said}"
+    )
+
+
 def settle(a, b):
     """Which measurement would settle an unexplained step, from what its rungs' accounts assume:
-    for a simulated rung, the warp state the run spends most beyond the simulation."""
+    for a rung below its limiter's peak and without a simulation, a simulation of its loop; for
+    a simulated rung, the warp state the run spends most beyond the simulation."""
+    unsimulated = _below_its_peak_unsimulated(a, b)
+    if unsimulated:
+        return unsimulated
     if account.SCHEDULE.key in (a["account_unit"], b["account_unit"]):
         found = [(g, r) for r in (a, b) if (g := _state_gap(r))]
         if found:

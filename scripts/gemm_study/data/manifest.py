@@ -2,6 +2,8 @@
 files the C++ registry compiles, so that a renamed tag or a reordered rung fails here too.
 
   GEMM_FAMILY(level, family, build, "rung name", "origin")   one line per kernel file, study order
+  GEMM_LADDER_SEED("variant", "rung name")   the write-ups' rungs below rung 0, in ladder order
+  GEMM_LADDER_START("variant")               rung 0 of the CUDA-core ladders
   GEMM_TAG(name, "what it means")
 
 A rung is a line of level ladder or tensor_core; its number is its position among those lines
@@ -24,6 +26,7 @@ RUNG_LEVELS = ("ladder", "tensor_core")
 _FAMILY = re.compile(r'^GEMM_FAMILY\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*\)\s*$')
 _TAG = re.compile(r'^GEMM_TAG\(\s*(\w+)\s*,\s*"([^"]*)"\s*\)\s*$')
 _LADDER_START = re.compile(r'^GEMM_LADDER_START\(\s*"([^"]*)"\s*\)\s*$')
+_LADDER_SEED = re.compile(r'^GEMM_LADDER_SEED\(\s*"([^"]*)"\s*,\s*"([^"]*)"\s*\)\s*$')
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,26 @@ def ladder_start(path=MANIFEST_FILE):
     which the registry reads too."""
     (found,) = _lines(path, _LADDER_START, "GEMM_LADDER_START")[0]
     return found
+
+
+@dataclass(frozen=True)
+class Seed:
+    variant: str
+    rung_name: str
+    rung: int  # -n for the first of n seed rungs, ..., -1 for the last
+
+
+@lru_cache(maxsize=None)
+def ladder_seeds(path=MANIFEST_FILE):
+    """The write-ups' rungs below rung 0 (GEMM_LADDER_SEED lines), in ladder order, numbered
+    up to -1; () where the manifest names none."""
+    path = Path(path)
+    if path.is_file() and not any(
+        line.strip().startswith("GEMM_LADDER_SEED(") for line in path.read_text().splitlines()
+    ):
+        return ()
+    found = _lines(path, _LADDER_SEED, "GEMM_LADDER_SEED")
+    return tuple(Seed(variant, name, i - len(found)) for i, (variant, name) in enumerate(found))
 
 
 @lru_cache(maxsize=None)

@@ -26,6 +26,7 @@ UNIT_OF = (
     ("dram__", "dram"),
     ("fbpa__", "dram"),
     ("l1tex__data_pipe_lsu_wavefronts_mem_shared", "shared"),
+    ("l1tex__data_pipe_lsu_wavefronts", "l1"),
     ("l1tex__data_bank", "shared"),
     ("smsp__inst_executed.", "issue"),
     ("sm__inst_executed.", "issue"),
