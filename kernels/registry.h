@@ -27,7 +27,7 @@ const std::vector<ManifestLine>& manifest_lines();
 const std::string& ladder_start();
 
 // The write-ups' rungs below rung 0, variant names in ladder order (manifest.inc's
-// GEMM_LADDER_SEED lines: rung -2, -1; empty where the manifest names none).
+// GEMM_LADDER_SEED lines: rungs -3, -2, -1; empty where the manifest names none).
 const std::vector<std::string>& ladder_seeds();
 
 }  // namespace gemm

@@ -207,14 +207,15 @@ def rungs():
 def test_rows_without_the_account_counters_step_with_the_counters_that_moved(tmp_path):
     context, kernel = kernel_of(write_contract_run(tmp_path / "run.json", rungs()))
     shown = view(kernel, context, "fp32", "512x512x512")
-    assert list(shown.rows.variant[:5]) == [
+    assert list(shown.rows.variant[:6]) == [
         "naive_col/block:32x32",  # the seed rungs: the write-ups' own steps up to rung 0
+        "grid_stride/threads:256",
         "naive_row/block:32x32",
         "shared/tile:32",
         "blocktile_1d/bm:64/bn:64/bk:8/tm:8",
         "blocktile_2d/bm:128/bn:128/bk:8/tm:8/tn:8",
     ]
-    assert list(shown.rows.rung[:3]) == [-2, -1, 0]
+    assert list(shown.rows.rung[:4]) == [-3, -2, -1, 0]
     (step,) = [s for s in shown.steps if s.label == "1 blocktile_1d -> 2 blocktile_2d"]
     assert step.verdict == "no prediction"
     assert step.sentence.startswith("measured x1.33; no prediction, no account on either rung: no ")
@@ -282,22 +283,22 @@ def test_rung_0_is_the_manifests_ladder_start():
 
 def test_the_cuda_core_ladders_begin_with_the_seed_rungs_below_rung_0(tmp_path):
     """The manifest's GEMM_LADDER_SEED lines (the registry reads them too: its test
-    Registry.TheLadderSeedsAreWriteUpKernelsBelowTheStart) are rungs -2 and -1, in order; a seed
+    Registry.TheLadderSeedsAreWriteUpKernelsBelowTheStart) are rungs -3 to -1, in order; a seed
     with no benchmark at the shape is shown not run with the reason, and the steps go round it."""
     from gemm_study.data.manifest import ladder_seeds
 
     seeds = ladder_seeds()
-    assert [s.rung for s in seeds] == [-2, -1]
-    assert [s.variant.split("/")[0] for s in seeds] == ["naive_col", "naive_row"]
-    col, row = seeds
+    assert [s.rung for s in seeds] == [-3, -2, -1]
+    assert [s.variant.split("/")[0] for s in seeds] == ["naive_col", "grid_stride", "naive_row"]
+    col, _, row = seeds
     entries = study_rows.study() + [
         study_rows.entry("fp32", row.variant, 6000, ("seed", "summary"), counts=study_rows.counters(6000, "l1", 0.8))
     ]
     skipped = json.dumps([{"benchmark": f"gemm/fp32/{col.variant}/m:1024/n:1024/k:1024", "reason": "capped here"}])
     context, kernel = kernel_of(study_rows.write(tmp_path / "s.json", entries, {"skipped": skipped}))
     shown = view(kernel, context, "fp32")
-    assert list(shown.rows.rung[:3]) == [-2, -1, 0]
-    assert list(shown.rows.variant[:3]) == ["not run", row.variant, ladder.LADDER_START]
+    assert list(shown.rows.rung[:4]) == [-3, -2, -1, 0]
+    assert list(shown.rows.variant[:4]) == ["not run", "not run", row.variant, ladder.LADDER_START]
     assert shown.rows.iloc[0]["not_run"] == "capped here"
     first = shown.steps[0]
     assert first.label == f"-1 {row.variant} -> 0 {ladder.LADDER_START}"

@@ -6,8 +6,10 @@ and FP64 on the CUDA cores, TF32 (FP32 storage) and FP64 on the tensor cores. It
 manifest's families of that level in manifest order, numbered by the manifest
 (manifest.load_families), never by the rows' own `rung` fact, so two families can never share a
 rung and a family without rows at a shape is shown as not run, not dropped. The CUDA-core ladders
-start at rung 0, the write-ups' best kernel (shared/tile:32); the tensor-core ladders start at
-the top of the CUDA-core ladder of their precision.
+start with the write-ups' own steps (the manifest's GEMM_LADDER_SEED variants, rungs -3 to -1:
+column-mapped threads, 1-D blocks of row-major threads, 2-D blocks) and rung 0, the write-ups'
+best kernel (shared/tile:32); the tensor-core ladders start at the top of the CUDA-core ladder of
+their precision.
 
 Each rung shows its representative variant (the one tagged `summary`, which the registry gives
 each family's representative configuration; the fastest where none is tagged), its % of cuBLAS
