@@ -14,9 +14,16 @@ NOT_CAUSES = {"gpu_time_ns", "sm_cycles_elapsed", "sm_clock_hz", "l2_clock_hz", 
 # A stall reason below this many warps per issued instruction on both sides costs next to
 # nothing, however large its ratio: 1.5e-07 -> 0.12 is not a cause.
 MIN_STALL = 0.1
-# Tensor-pipe instruction counts explain only steps that involve a tensor-core rung: on sm_90 the
-# HMMA pipe counter also ticks on some CUDA-core kernels (ncu reads the same).
-TENSOR_COUNTS = ("tensor_hmma_inst", "tensor_dmma_inst", "tensor_gmma_inst")
+# Tensor-pipe counts explain only steps that involve a tensor-core rung: on sm_90 the HMMA pipe
+# counter also ticks on some CUDA-core kernels (ncu reads the same), and so do the pipe's busy
+# cycles (about 1e6 on the write-ups' naive kernels at 4096^3, next to 5e10 SM cycles).
+TENSOR_COUNTS = (
+    "tensor_hmma_inst",
+    "tensor_dmma_inst",
+    "tensor_gmma_inst",
+    "tensor_pipe_cycles",
+    "tensor_pipe_util_pct",
+)
 # A move smaller than this is not named.
 MIN_MOVE = 0.05
 
