@@ -423,7 +423,13 @@ std::string caps_text() {
     if (std::find(seen.begin(), seen.end(), v.family) != seen.end()) continue;
     seen.push_back(v.family);
     const double edge = std::cbrt(v.default_max_work);
-    out << "  " << v.family << ": M*N*K <= " << edge << "^3\n";
+    out << "  " << v.family << ": M*N*K <= " << edge << "^3";
+    std::string uncapped;  // the family's variants without the cap (a seed rung of the ladder)
+    for (const auto& other : all_variants())
+      if (other.family == v.family && other.precision == Precision::fp32 && other.default_max_work <= 0)
+        uncapped += (uncapped.empty() ? "" : ", ") + other.name();
+    if (!uncapped.empty()) out << " (not " << uncapped << ", a rung at every size)";
+    out << "\n";
   }
   // Counter caps are one line: they are set for the write-ups' kernels as a group.
   std::vector<std::string> counter_capped;

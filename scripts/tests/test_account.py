@@ -185,7 +185,7 @@ def test_an_uncoalesced_load_fills_the_l1_data_stage_with_shared_memory_idle():
     )
     acc = account.account(row, H100)
     expected_ms = loads * 33 / (132.0 * 1980e6) * 1e3
-    assert acc.limiter == "l1" and acc.limiter_label == "L1 data stage"
+    assert acc.limiter == "l1" and acc.limiter_label == "L1 data stage"  # no shared part to name
     assert acc.times_ms["l1"] == pytest.approx(expected_ms) and acc.times_ms["shared"] == 0
     assert 0.9 < acc.explained < 1.0  # 271 ms of the 300 measured
 
@@ -277,3 +277,21 @@ def test_pipe_peaks_beside_the_results_join_their_context_and_a_bad_file_is_refu
     (tmp_path / "pipe_peaks.json").write_text(json.dumps({"forms": [{"form": "ffma", "inst_per_clk_per_sm": 0}]}))
     with pytest.raises(InputError, match="pipe-peaks"):
         load_results(results)
+
+
+def test_the_l1_data_stage_covers_shared_memory_and_names_its_share():
+    """Shared memory's wavefronts are the L1 data stage's too (same stage, same peak): where a row
+    has l1_wavefronts, shared memory is never the limiter, and the label gives its share."""
+    smem = MNK / 256
+    # 1.03 ms of shared memory, 2.05 more of global loads: above the issue slots' 2.46 ms
+    row = dfma_kernel(measured_ms=3.5, fp64_pipe_inst=MNK / 320, smem_wavefronts=smem, l1_wavefronts=smem * 3)
+    acc = account.account(row, H100)
+    assert acc.limiter == "l1" and acc.limiter_label == "L1 data stage (shared memory 33%)"
+    assert acc.times_ms["shared"] == pytest.approx(acc.times_ms["l1"] / 3)
+    # Shared memory alone, four times the wavefronts: the stage is still the limiter, by its name.
+    heavy = account.account(
+        dfma_kernel(fp64_pipe_inst=MNK / 320, smem_wavefronts=smem * 4, l1_wavefronts=smem * 4), H100
+    )
+    assert heavy.limiter == "l1" and heavy.limiter_label == "L1 data stage (shared memory 100%)"
+    older = account.account(dfma_kernel(fp64_pipe_inst=MNK / 320, smem_wavefronts=smem * 4), H100)
+    assert older.limiter == "shared"  # recorded before the counter: shared memory is the unit

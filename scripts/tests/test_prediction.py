@@ -21,7 +21,8 @@ def test_the_prediction_is_the_ratio_of_the_bounds(fp32_steps):
     assert first.predicted == pytest.approx(first.before["account_bound_ms"] / first.after["account_bound_ms"])
     assert first.measured == pytest.approx(16000 / 9000)
     assert first.verdict == "explained" and abs(first.off) < 1e-9
-    assert "shared memory limits both; its work smem_wavefronts falls 1.78x" in first.sentence
+    # shared memory's wavefronts are the L1 data stage's (the synthetic rows have no others)
+    assert "L1 data stage limits both; its work l1_wavefronts falls 1.78x" in first.sentence
 
 
 def test_verdicts_follow_the_explained_share(fp32_steps):
@@ -128,15 +129,21 @@ def test_the_steps_table_has_every_step(fp32_steps):
     assert set(table.columns) >= {"ladder", "shape", "step", "measured", "predicted", "off", "sentence"}
 
 
-def test_a_rung_below_its_limiters_peak_without_a_simulation_says_what_would_model_its_loop():
-    """naive_row on an H100: its L1 data stage busy 76% of the time and no schedule (its loop has
-    no k-tile the simulation models); its warps wait on their loads (long_scoreboard, lg_throttle).
-    What would settle the step is a simulation of those loads, not one of the other rung's states."""
-    naive = dict(
+def test_a_loop_without_a_k_tile_below_its_limiters_peak_says_what_would_model_it():
+    """naive_row on an H100: its L1 data stage busy 76% of the time, and a loop over K with no
+    k-tile (its parameters name no block tile), so no simulated schedule can exist; its warps wait
+    on their loads. What would settle the step is a simulation of those loads. A tiled rung
+    without a schedule (no SASS at this shape) gets no such sentence: its loop is one the
+    simulation models."""
+
+    def rung(**fields):
+        return pd.Series({"start": True, "time_ms": 1.4, "account_tail": 1.0, **fields})
+
+    naive = rung(
         rung=-1,
         family="naive_row",
         variant="naive_row/block:32x32",
-        start=True,
+        param_values={"block_x": 32, "block_y": 32},
         time_ms=2.0,
         account_unit="l1",
         account_limiter="L1 data stage",
@@ -146,23 +153,34 @@ def test_a_rung_below_its_limiters_peak_without_a_simulation_says_what_would_mod
         stall_lg_throttle=2.4,
         stall_wait=0.3,
     )
-    tiled = dict(
+    tiled = rung(
         rung=0,
         family="shared",
         variant="shared/tile:32",
-        start=True,
-        time_ms=1.4,
+        param_values={"tile": 32},
         account_unit="schedule",
         account_limiter="schedule (simulated)",
         account_bound_ms=1.46,
         account_explained=1.04,
         account_schedule_cycles=1970.0,
     )
-    step = prediction.step(pd.Series(naive), pd.Series(tiled), "fp32", "s")
+    step = prediction.step(naive, tiled, "fp32", "s")
     assert step.verdict == "unexplained"
     assert (
-        "would settle it: a simulation of -1 naive_row/block:32x32's loop with its global loads served from "
-        "L1, L2 and DRAM at their hit rates and latencies under this load (it has none: its loop has no "
-        "k-tile the simulation models); it runs its limiter (L1 data stage) at 76% of peak, its warps "
-        "waiting per issued instruction in long_scoreboard 3.20 and lg_throttle 2.40" in step.sentence
+        "would settle it: a simulation of -1 naive_row/block:32x32's loop, which has no k-tile for the "
+        "schedule to model, with its global loads served from L1, L2 and DRAM at their hit rates and "
+        "latencies under this load; it runs its limiter (L1 data stage) at 76% of peak, "
+        "its warps waiting per issued instruction in long_scoreboard 3.20 and lg_throttle 2.40" in step.sentence
     )
+    unsimulated_tile = rung(
+        rung=0,
+        family="shared",
+        variant="shared/tile:32",
+        param_values={"tile": 32},
+        account_unit="l1",
+        account_limiter="L1 data stage (shared memory 96%)",
+        account_bound_ms=1.1,
+        account_explained=0.79,
+        stall_mio_throttle=5.0,
+    )
+    assert "k-tile" not in prediction.settle(unsimulated_tile, tiled)

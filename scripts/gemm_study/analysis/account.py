@@ -24,8 +24,11 @@ on the chip (every SM sub-partition, every SM, every L2 slice, every HBM channel
   l1       l1_wavefronts   l1tex__data_pipe_lsu_wavefronts.sum
                            "# of wavefronts processed by Data-Stage for LSU" (the same stage's
                            shared-memory wavefronts and those of global and local accesses: an
-                           uncoalesced kernel fills this stage with shared memory idle). Results
-                           recorded before this counter have the account without it.
+                           uncoalesced kernel fills this stage with shared memory idle). It covers
+                           the shared-memory unit: where a row has it, shared memory is a part of
+                           the L1 data stage's work (the limiter's label gives its share), never a
+                           limiter of its own. Results recorded before this counter have the account
+                           without it, and shared memory as a unit.
   l2       l2_sectors      lts__t_sectors.sum                    "# of LTS sectors" (every source and operation)
   dram     dram_read_bytes + dram_write_bytes   dram__bytes_read.sum + dram__bytes_write.sum
                            (peak: dram__bytes.sum.peak_sustained) "# of bytes accessed in DRAM"
@@ -91,6 +94,9 @@ class Unit:
     domain: str  # sm | l2 | dram: which clock, and whether the grid's tail applies
     # A counter added after studies were recorded: rows without it have the account without it.
     optional: bool = False
+    # A unit whose work this one's includes, on the same stage at the same peak: where this one
+    # has its inputs, the other is a part of it, shown but never the limiter.
+    covers: str = ""
 
     def has_inputs(self, row):
         return all(math.isfinite(value(row, c)) for c in self.work) and value(row, self.peak) > 0
@@ -102,7 +108,9 @@ UNITS = (
     Unit("tensor", "tensor pipe", ("tensor_pipe_cycles",), "tensor_pipe_peak_per_cycle", "sm"),
     Unit("issue", "issue slots", ("warp_inst",), "issue_peak_per_cycle", "sm"),
     Unit("shared", "shared memory", ("smem_wavefronts",), "smem_wavefronts_peak_per_cycle", "sm"),
-    Unit("l1", "L1 data stage", ("l1_wavefronts",), "l1_wavefronts_peak_per_cycle", "sm", optional=True),
+    Unit(
+        "l1", "L1 data stage", ("l1_wavefronts",), "l1_wavefronts_peak_per_cycle", "sm", optional=True, covers="shared"
+    ),
     Unit("l2", "L2", ("l2_sectors",), "l2_sectors_peak_per_cycle", "l2"),
     Unit("dram", "DRAM", ("dram_read_bytes", "dram_write_bytes"), "dram_bytes_peak_per_cycle", "dram"),
 )
@@ -153,7 +161,17 @@ class Account:
 
     @property
     def limiter_label(self):
-        return BY_KEY[self.limiter].label if self.limiter else "no account"
+        """The limiter's name; a unit that covers another says the covered part's share of its work
+        where it has any ('L1 data stage (shared memory 96%)'): the same stage at the same peak and
+        clock, so the ratio of their times is the ratio of their work."""
+        if not self.limiter:
+            return "no account"
+        unit = BY_KEY[self.limiter]
+        part = self.times_ms.get(unit.covers) if unit.covers else None
+        whole = self.times_ms.get(unit.key)
+        if part is None or not whole or not math.isfinite(part) or part < 0.005 * whole:
+            return unit.label
+        return f"{unit.label} ({BY_KEY[unit.covers].label} {100 * part / whole:.0f}%)"
 
     def work(self, row, unit=None):
         """The limiter's (or unit's) work counted in row."""
@@ -317,7 +335,8 @@ def account(row, context):
         times[SCHEDULE.key] = simulated.ms
     elif chain is not None and chain.waits.global_round_trips > 0:
         times[LATENCY.key] = chain.ms
-    limiter = max(times, key=times.get)
+    covered = {BY_KEY[u].covers for u in times if BY_KEY[u].covers}
+    limiter = max((u for u in times if u not in covered), key=times.get)
     return Account(
         times_ms=times,
         limiter=limiter,

@@ -12,7 +12,8 @@ best kernel (shared/tile:32); the tensor-core ladders start at the top of the CU
 their precision.
 
 Each rung shows its representative variant (the one tagged `summary`, which the registry gives
-each family's representative configuration; the fastest where none is tagged), its % of cuBLAS
+each family's representative configuration; the fastest where none is tagged; a seed rung and
+rung 0 the variant the manifest names), its % of cuBLAS
 of the same arithmetic (TF32 rungs against cublas_tf32, FP64 tensor rungs against cuBLAS DGEMM),
 its % of the best library (the faster of cuBLAS and cuBLASLt of that arithmetic, named), its % of
 its own ceiling (ceilings.ceiling_key) and its bottleneck account (account.py)."""
@@ -155,8 +156,9 @@ def _start_row(kernel, ladder, shape):
 
 
 def ladder_rows(kernel, ladder, shape, context=None):
-    """The ladder's rows at a shape: its start, then one per rung family (a 'not run' row where
-    the family has no benchmark at this shape), with rung, rung_name and `start` set, and each
+    """The ladder's rows at a shape: its seed rungs (CUDA-core ladders) and its start, then one per
+    rung family (a 'not run' row where a seed or family has no benchmark at this shape), with rung,
+    rung_name and `start` set, and each
     kernel's main loop in SASS (`sass_loop`) where the context has the build's SASS."""
     data = kernel[(kernel.precision == ladder.precision) & (kernel["shape"] == shape)]
     rows = _seed_rows(kernel, ladder, shape, context)

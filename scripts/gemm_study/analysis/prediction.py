@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gemm_study.analysis import account, sass_loop, sm_simulation, warp_state_steps
+from gemm_study.analysis import schedule as schedule_term
 from gemm_study.analysis.account import value
 from gemm_study.analysis.moves import largest_moves
 from gemm_study.data.formatting import number
@@ -250,41 +251,35 @@ def _top_states(row, count=2):
     return [(s, v) for v, s in sorted((f for f in found if math.isfinite(f[0])), reverse=True)[:count]]
 
 
-def _below_its_peak_unsimulated(a, b):
-    """For a step one of whose rungs has no simulated schedule (a loop without the k-tile the
-    simulation models: the write-ups' naive kernels) and runs its limiter well below peak, what
-    would settle it, from that rung's largest warp states; '' otherwise."""
+def _unsimulated_loop(a, b):
+    """For a step one of whose rungs runs a loop with no k-tile (the write-ups' naive kernels: no
+    simulated schedule can exist) and runs its limiter well below peak, what would settle it:
+    a simulation of that loop's loads, and the warp states it would have to reproduce; '' else."""
     rows = [
         r
         for r in (a, b)
-        if r["account_unit"] not in (account.SCHEDULE.key, account.LATENCY.key)
+        if schedule_term.without_ktile(r)
+        and r["account_unit"] not in (account.SCHEDULE.key, account.LATENCY.key)
         and value(r, "account_explained") < 1 - TOLERANCE
-        and not math.isfinite(value(r, "account_schedule_cycles"))
     ]
     if not rows:
         return ""
     row = min(rows, key=lambda r: value(r, "account_explained"))
     states = _top_states(row)
-    if not states:
-        return ""
-    said = " and ".join(f"{s} {v:.2f}" for s, v in states)
-    what = (
-        "its global loads served from L1, L2 and DRAM at their hit rates and latencies under this load"
-        if states[0][0] in ("long_scoreboard", "lg_throttle")
-        else STATE_MEASUREMENTS[states[0][0]]
-    )
+    said = " and ".join(f"{s} {v:.2f}" for s, v in states) if states else "states not collected"
     return (
-        f"would settle it: a simulation of {_name(row)}'s loop with {what} (it has none: its loop has no "
-        f"k-tile the simulation models); it runs its limiter ({row['account_limiter']}) at "
-        f"{value(row, 'account_explained'):.0%} of peak, its warps waiting per issued instruction in {said}"
+        f"would settle it: a simulation of {_name(row)}'s loop, which has no k-tile for the schedule to "
+        "model, with its global loads served from L1, L2 and DRAM at their hit rates and latencies under "
+        f"this load; it runs its limiter ({row['account_limiter']}) at {value(row, 'account_explained'):.0%} "
+        f"of peak, its warps waiting per issued instruction in {said}"
     )
 
 
 def settle(a, b):
     """Which measurement would settle an unexplained step, from what its rungs' accounts assume:
-    for a rung below its limiter's peak and without a simulation, a simulation of its loop; for
+    for a rung whose loop has no k-tile and runs below its limiter's peak, a simulation of that loop; for
     a simulated rung, the warp state the run spends most beyond the simulation."""
-    unsimulated = _below_its_peak_unsimulated(a, b)
+    unsimulated = _unsimulated_loop(a, b)
     if unsimulated:
         return unsimulated
     if account.SCHEDULE.key in (a["account_unit"], b["account_unit"]):

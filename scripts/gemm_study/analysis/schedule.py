@@ -126,6 +126,15 @@ def machine_inputs(context):
     return {k: v / SCHEDULERS for k, v in rates.items()}, dict(latencies)
 
 
+def without_ktile(row):
+    """Whether the row's variant names its parameters and none of them is a block tile (bm, bn,
+    bk, tile): a loop over K with no k-tile, which the simulation does not model (the write-ups'
+    naive kernels: block:32x32, threads:256). False where the variant names none (tuned, the
+    libraries): their tile, if any, is not in the name."""
+    params = row.get("param_values")
+    return isinstance(params, dict) and bool(params) and not any(k in params for k in ("bm", "bn", "bk", "tile"))
+
+
 def _params(row, context):
     """The variant's parameters ({'bm': 128, ...}); for a rung whose configuration is chosen per
     shape (tuned), the configuration whose kernel the SASS shows at the row's shape."""

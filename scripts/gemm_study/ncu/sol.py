@@ -76,7 +76,11 @@ class Check:
 
     @property
     def agree(self):
-        return None if self.reason else self.limiter == self.ncu_unit
+        """The same unit, or ncu's busiest a part of the account's (shared memory's wavefronts are
+        the L1 data stage's)."""
+        if self.reason:
+            return None
+        return self.ncu_unit in (self.limiter, account.BY_KEY[self.limiter].covers if self.limiter else None)
 
 
 def ncu_units(values):

@@ -13,6 +13,11 @@ from gemm_study.report.ladder_report import ShapeLadder, headline_shape, ladders
 LIBRARY_STYLES = ("-", "--", ":")
 
 
+def _unit_label(limiter):
+    """'L1 data stage' of 'L1 data stage (shared memory 96%)': the unit, for its colour."""
+    return limiter.split(" (")[0] if limiter.endswith("%)") else limiter
+
+
 def _tick(row):
     return f"{int(row['rung'])}\n{row['variant'] if row['start'] else row['family']}"
 
@@ -35,12 +40,18 @@ def figure(kernel, context, out, precision, table):
     fig, axes = plt.subplots(
         1, len(views), figsize=(1.0 * sum(widths) + 2.5, 5.2), squeeze=False, gridspec_kw={"width_ratios": widths}
     )
-    limiters = sorted({lim for v in views for lim in v.rows.get("account_limiter", []) if isinstance(lim, str)})
+    # One colour per limiting unit (its label without the part a covering unit names in brackets).
+    limiters = sorted(
+        {_unit_label(lim) for v in views for lim in v.rows.get("account_limiter", []) if isinstance(lim, str)}
+    )
     colours = {lim: matplotlib.colormaps["tab10"](i % 10) for i, lim in enumerate(limiters)}
     for ax, view in zip(axes[0], views):
         rows = view.rows
         heights = np.nan_to_num(rows.gflops.to_numpy(dtype=float))
-        bar_colours = [colours.get(lim, "tab:gray") for lim in rows.get("account_limiter", [""] * len(rows))]
+        bar_colours = [
+            colours.get(_unit_label(lim), "tab:gray") if isinstance(lim, str) else "tab:gray"
+            for lim in rows.get("account_limiter", [""] * len(rows))
+        ]
         bars = ax.bar(range(len(rows)), heights, color=bar_colours, edgecolor="k", linewidth=0.4)
         for bar, (_, row) in zip(bars, rows.iterrows()):
             text = (

@@ -152,7 +152,8 @@ def section(kernel, context, table):
             "## The ladders",
             "",
             "Each rung is its family's representative variant at the shape, numbered by "
-            "`kernels/manifest.inc`. % of cuBLAS is against cuBLAS of the same arithmetic (TF32 "
+            "`kernels/manifest.inc` (rungs -3 to 0 of the CUDA-core ladders: the write-ups' kernels "
+            "it names, each a new mapping of threads to C, then shared-memory tiling). % of cuBLAS is against cuBLAS of the same arithmetic (TF32 "
             "rungs against cuBLAS TF32, FP64 tensor rungs against DGEMM); % of its ceiling against "
             "the peak of the unit the rung runs on (see Ceilings). Limiter and explained are the "
             "bottleneck account: the unit whose work takes longest at its peak rate, or the SM's "

@@ -84,6 +84,22 @@ def write_json(kernel, out):
     (out / "warp_states.json").write_text(json.dumps(table, indent=1) + "\n")
 
 
+# A rung's bar longer than this many times the longest from rung 0 up is cut at the axis: the
+# write-ups' naive kernels wait hundreds of cycles per instruction (naive_col's full LSU queue),
+# which would flatten the tiled rungs' bars into slivers. The cut bar is labelled with its total.
+CUT_FACTOR = 3.0
+
+
+def _axis_limit(totals, rungs):
+    """The x-axis limit that keeps the tiled rungs' bars readable, or None where no bar needs cutting."""
+    if rungs is None:
+        return None
+    tiled = [t for t, r in zip(totals, rungs) if isinstance(r, (int, float)) and r >= 0 and t > 0]
+    if not tiled or max(totals) <= CUT_FACTOR * max(tiled):
+        return None
+    return CUT_FACTOR * max(tiled)
+
+
 def figures(kernel, context, out, table):
     """warp_states_<precision>.png/.svg: a panel per ladder, a stacked bar per rung."""
     import matplotlib
@@ -111,10 +127,13 @@ def figures(kernel, context, out, table):
                     continue
                 ax.barh(range(len(labels)), widths, left=left, color=colours[state], label=state)
                 left += widths
+            limit = _axis_limit(left, rows.get("rung"))
             for y, total in enumerate(left):
-                ax.annotate(
-                    number(total), (total, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7
-                )
+                shown = min(total, limit) if limit else total
+                text = f"{number(total)} (cut)" if limit and total > limit else number(total)
+                ax.annotate(text, (shown, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+            if limit:
+                ax.set_xlim(0, limit * 1.15)
             ax.set_yticks(range(len(labels)), labels, fontsize=7)
             ax.invert_yaxis()
             ax.set_xlabel("warp cycles per issued instruction")
