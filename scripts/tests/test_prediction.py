@@ -183,4 +183,6 @@ def test_a_loop_without_a_k_tile_below_its_limiters_peak_says_what_would_model_i
         account_explained=0.79,
         stall_mio_throttle=5.0,
     )
-    assert "k-tile" not in prediction.settle(unsimulated_tile, tiled)
+    assert prediction.settle(unsimulated_tile, tiled).startswith(
+        "would settle it: the warp states per SASS line (ncu's source counters) against the simulation's"
+    )

@@ -104,3 +104,14 @@ def test_no_mapped_metric_is_no_comparison():
         "b", row, account.account(row, {"gpu_sm_count": "132"}), {"x__y.pct_of_peak_sustained_elapsed": 5.0}
     )
     assert check.agree is None and "was the SpeedOfLight section collected" in check.reason
+
+
+def test_ncus_shared_memory_throughput_agrees_with_the_l1_data_stage_that_covers_it():
+    """Shared memory's wavefronts are the L1 data stage's: ncu's busiest shared-memory metric and
+    the account's L1 limiter name the same stage, and so do an older row's shared-memory limiter
+    and ncu's L1 data stage; another unit does not."""
+    check = sol.Check("b", "l1", 0.9, "shared", 88.0, "l1tex__data_pipe_lsu_wavefronts_mem_shared", 88.0)
+    assert check.agree is True
+    assert sol.Check("b", "l1", 0.9, "issue", 60.0, "smsp__issue_active", 60.0).agree is False
+    assert sol.Check("b", "shared", 0.9, "l1", 90.0, "l1tex__data_pipe_lsu_wavefronts", 90.0).agree is True
+    assert sol.Check("b", "fma", 0.9, "", 0.0, "", 0.0).agree is False  # an empty unit matches nothing

@@ -33,7 +33,7 @@ from gemm_study.data.names import strip_manual_time
 from gemm_study.data.results import cycles_ratio, has_tag
 
 LADDER_TAGS = (TAGS.ladder, TAGS.tensor_core)
-# The write-ups' best kernel: rung 0, where the CUDA-core ladders start (kernels/manifest.inc).
+# The write-ups' best kernel: rung 0 of the CUDA-core ladders, above their seed rungs (kernels/manifest.inc).
 LADDER_START = ladder_start()
 START_RUNG_NAME = "the write-ups' best (shared-memory tiling)"
 # Peak GFLOP/s of the arithmetic a variant does (its `compute` fact), from the context.

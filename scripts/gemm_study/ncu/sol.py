@@ -76,11 +76,22 @@ class Check:
 
     @property
     def agree(self):
-        """The same unit, or ncu's busiest a part of the account's (shared memory's wavefronts are
-        the L1 data stage's)."""
+        """The same unit, or one of them a part of the other's stage (shared memory's wavefronts
+        are the L1 data stage's; results recorded before the stage's counter have shared memory
+        as their unit, which ncu's L1 data stage then stands for)."""
         if self.reason:
             return None
-        return self.ncu_unit in (self.limiter, account.BY_KEY[self.limiter].covers if self.limiter else None)
+        return (
+            self.ncu_unit == self.limiter
+            or self.ncu_unit == _covered(self.limiter)
+            or self.limiter == _covered(self.ncu_unit)
+        )
+
+
+def _covered(unit):
+    """The unit `unit` covers, or None (none, or an unknown key): never equal to an empty unit."""
+    found = account.BY_KEY.get(unit)
+    return found.covers if found and found.covers else None
 
 
 def ncu_units(values):

@@ -84,17 +84,19 @@ def write_json(kernel, out):
     (out / "warp_states.json").write_text(json.dumps(table, indent=1) + "\n")
 
 
-# A rung's bar longer than this many times the longest from rung 0 up is cut at the axis: the
-# write-ups' naive kernels wait hundreds of cycles per instruction (naive_col's full LSU queue),
-# which would flatten the tiled rungs' bars into slivers. The cut bar is labelled with its total.
+# A rung's bar longer than this many times the longest of the register-blocked rungs (rung 1 up)
+# is cut at the axis: the write-ups' kernels wait tens to hundreds of cycles per instruction
+# (naive_col's full LSU queue, shared/tile:32's MIO queue), which would flatten the others' bars
+# into slivers. A cut bar is labelled with its total.
 CUT_FACTOR = 3.0
 
 
 def _axis_limit(totals, rungs):
-    """The x-axis limit that keeps the tiled rungs' bars readable, or None where no bar needs cutting."""
+    """The x-axis limit that keeps the register-blocked rungs' bars readable, or None where no bar
+    needs cutting."""
     if rungs is None:
         return None
-    tiled = [t for t, r in zip(totals, rungs) if isinstance(r, (int, float)) and r >= 0 and t > 0]
+    tiled = [t for t, r in zip(totals, rungs) if isinstance(r, (int, float)) and r >= 1 and t > 0]
     if not tiled or max(totals) <= CUT_FACTOR * max(tiled):
         return None
     return CUT_FACTOR * max(tiled)
