@@ -153,11 +153,9 @@ def test_a_loop_without_a_k_tile_below_its_limiters_peak_says_what_would_model_i
         stall_lg_throttle=2.4,
         stall_wait=0.3,
     )
+    rung_0 = dict(rung=0, family="shared", variant="shared/tile:32", param_values={"tile": 32})
     tiled = rung(
-        rung=0,
-        family="shared",
-        variant="shared/tile:32",
-        param_values={"tile": 32},
+        **rung_0,
         account_unit="schedule",
         account_limiter="schedule (simulated)",
         account_bound_ms=1.46,
@@ -173,10 +171,7 @@ def test_a_loop_without_a_k_tile_below_its_limiters_peak_says_what_would_model_i
         "its warps waiting per issued instruction in long_scoreboard 3.20 and lg_throttle 2.40" in step.sentence
     )
     unsimulated_tile = rung(
-        rung=0,
-        family="shared",
-        variant="shared/tile:32",
-        param_values={"tile": 32},
+        **rung_0,
         account_unit="l1",
         account_limiter="L1 data stage (shared memory 96%)",
         account_bound_ms=1.1,

@@ -20,7 +20,6 @@ its own ceiling (ceilings.ceiling_key) and its bottleneck account (account.py)."
 
 import json
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -106,14 +105,14 @@ def skipped_reasons(context):
 
 
 def _not_run(family, ladder, shape, context, variant=None):
-    """The row of a rung without a benchmark at the shape: a family's, or one variant's (a seed
-    rung), with the reason the run's skipped list gives."""
+    """The row of a rung without a benchmark at the shape: a family's (its name), or one
+    variant's (a seed rung), with the reason the run's skipped list gives."""
     suffix = "/" + names.shape_suffix(shape)
-    prefix = names.benchmark_name(ladder.precision, variant or family.family, shape).removesuffix(suffix)
+    prefix = names.benchmark_name(ladder.precision, variant or family, shape).removesuffix(suffix)
     reasons = [r for name, r in skipped_reasons(context).items() if name.startswith(prefix) and name.endswith(suffix)]
     return {
         "variant": "not run",
-        "family": family.family,
+        "family": family,
         "precision": ladder.precision,
         "shape": shape,
         "gflops": np.nan,
@@ -134,7 +133,7 @@ def _seed_rows(kernel, ladder, shape, context):
         row = (
             found.iloc[0].to_dict()
             if len(found)
-            else _not_run(SimpleNamespace(family=family), ladder, shape, context or {}, variant=seed.variant)
+            else _not_run(family, ladder, shape, context or {}, variant=seed.variant)
         )
         rows.append(row | {"rung": seed.rung, "rung_name": seed.rung_name, "start": True})
     return rows
@@ -167,7 +166,7 @@ def ladder_rows(kernel, ladder, shape, context=None):
         rows.append(start.to_dict() | {"rung": rung, "rung_name": name, "start": True})
     for family in ladder_families(kernel, ladder):
         mine = data[(data.family == family.family) & _of_compute(data, ladder.compute)]
-        row = representative(mine).to_dict() if len(mine) else _not_run(family, ladder, shape, context or {})
+        row = representative(mine).to_dict() if len(mine) else _not_run(family.family, ladder, shape, context or {})
         rows.append(row | {"rung": family.rung, "rung_name": family.rung_name, "start": False})
     sass = (context or {}).get("sass")
     for row in rows:
