@@ -259,6 +259,12 @@ def test_the_warp_states_are_those_of_the_steady_part():
 def test_shared_wavefronts_follow_each_instructions_width_and_a_ring_without_a_depth_is_refused():
     body = ["LDS R0, [R1]", "LDS.64 R2, [R1]", "LDSM.16.MT88.4 R4, [R1]", "STS.128 [R1], R8"]
     assert schedule._wavefronts(body, 11.0) == {0: 1.0, 1: 2.0, 2: 4.0, 3: 4.0}
+    # A 16-byte copy is not in the counter: it gets one wavefront per 128 bytes of its warp's
+    # 512, and the counter's 8 go to the loads alone; a 4-byte copy runs through L1 and shares them.
+    copies = ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]", "LDS.128 R8, [R1]", "LDGSTS.E [R5], desc[UR4][R6.64]"]
+    assert schedule._wavefronts(copies, 10.0) == {0: 4.0, 1: 8.0, 2: 2.0}
+    assert schedule._wavefronts(copies[:1], 10.0) == {0: 4.0}  # nothing else to give the count to
+    assert schedule.uncounted_copy("LDGSTS.E.BYPASS.128") and not schedule.uncounted_copy("LDGSTS.E.64")
     # A try-wait that is neither after the loop's ARRIVES.LDGSTSBAR nor before its LDGSTS.
     stray = ["FFMA R0, R1, R2, R0", "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR13], R109"]
     assert sm_simulation.unsupported(stray)

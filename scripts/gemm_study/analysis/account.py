@@ -20,7 +20,9 @@ on the chip (every SM sub-partition, every SM, every L2 slice, every HBM channel
   issue    warp_inst       smsp__inst_executed.sum               "# of warp instructions executed"
   shared   smem_wavefronts l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
                            "# of shared memory wavefronts processed by Data-Stage for LDS, LD, ...,
-                           LDSM, STS, ..., STSM, LDGSTS, HGMMA, ..." (wgmma's shared operands included)
+                           LDSM, STS, ..., STSM, LDGSTS, HGMMA, ..." (wgmma's shared operands included;
+                           on the H100 not the 16-byte cp.async copies, which bypass L1: the
+                           schedule adds those, schedule._wavefronts)
   l1       l1_wavefronts   l1tex__data_pipe_lsu_wavefronts.sum
                            "# of wavefronts processed by Data-Stage for LSU" (the same stage's
                            shared-memory wavefronts and those of global and local accesses: an

@@ -227,14 +227,36 @@ def schedule(row, context, tail):
 
 
 def _wavefronts(body, per_warp_iteration):
-    """{index: wavefronts} of the loop's shared-memory instructions: the row's wavefronts per warp
-    and k-tile, shared in proportion to each instruction's width (a 128-bit access is 4 words)."""
-    widths = {}
+    """{index: wavefronts} of the loop's shared-memory instructions.
+
+    The row's counter (smem_wavefronts, l1tex__data_pipe_lsu_wavefronts_mem_shared) is shared
+    among the instructions it counts in proportion to each one's width (a 128-bit access is 4
+    words). It does not count the 16-byte cp.async copies (LDGSTS....BYPASS.128, which write
+    shared memory without passing L1): on the H100 it equals the fragment loads' wavefronts on
+    rungs whose only copies are those (tests/gpu/tensor_counters_test.cpp,
+    SixteenByteCopiesAreNotInTheSharedWavefrontCount), while Nsight Compute's per-instruction
+    source counters give each such copy the wavefronts of its 512 bytes, 4, and its warps' next
+    shared loads wait behind them. So each gets the ideal of its width on top: one wavefront per
+    128 bytes of the warp's copy (its swizzled destination is conflict-free). Spread over the
+    copies too, the counter gave mma_tf32_pipelined's LDSM and LDS.128 3 of the 4 wavefronts
+    each moves. 4- and 8-byte copies stay in the counter's share, as they run through L1; the
+    project has not measured their part of it apart."""
+    widths, copies = {}, {}
     for i, text in enumerate(body):
         op = sass_loop.opcode(text)
-        if op.split(".")[0] in SHARED:
+        if uncounted_copy(op):
+            copies[i] = float(sass_loop.access_words(op))
+        elif op.split(".")[0] in SHARED:
             widths[i] = sass_loop.access_words(op)
     total = sum(widths.values())
     if not total or not per_warp_iteration > 0:
-        return {}
-    return {i: w * per_warp_iteration / total for i, w in widths.items()}
+        return copies
+    return copies | {i: w * per_warp_iteration / total for i, w in widths.items()}
+
+
+def uncounted_copy(op):
+    """Whether an opcode is a copy the shared-memory wavefront counter leaves out (_wavefronts):
+    a 16-byte cp.async, which runs in L1 BYPASS mode (the CUDA Programming Guide, "Asynchronous
+    Data Copies"; SASS: LDGSTS.E.BYPASS.128). 4- and 8-byte copies run in L1 ACCESS mode,
+    through L1, and stay in the counter's share."""
+    return op.startswith("LDGSTS") and ".BYPASS" in op

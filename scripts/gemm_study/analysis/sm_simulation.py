@@ -38,7 +38,9 @@ The machine (one SM, every number from pipe_peaks.json beside the study):
                (register_read_cycles); a ready warp waits as dispatch_stall meanwhile
   shared       per SM, every LDS, LDSM, STS and LDGSTS holds the shared-memory pipe for its
                wavefronts (the row's smem_wavefronts per block and k-tile, shared among the loop's
-               shared instructions in proportion to their widths) at the peak wavefronts per cycle
+               shared instructions in proportion to their widths; a 16-byte copy, which that
+               counter leaves out, one per 128 bytes: schedule._wavefronts) at the peak
+               wavefronts per cycle
   barriers     BAR.SYNC releases the block's warps the barrier latency after the last arrives
   cp.async     LDGDEPBAR closes a group of the warp's LDGSTS, which lands the global latency after
                its last one issued; DEPBAR.LE SB0, n waits until all but the n newest have landed
