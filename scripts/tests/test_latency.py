@@ -378,6 +378,29 @@ def test_an_unexplained_step_names_the_measurement_that_would_settle_it():
     assert "per SASS line" in prediction.settle(even, even)
 
 
+def test_the_settling_state_is_the_one_of_the_rung_whose_account_errs_the_steps_way():
+    """Predicted over measured is a's explained share over b's: a step predicted too large (a at
+    1.00, b at 0.85) is b's miss, even where a has the larger gap in some state."""
+    from gemm_study.analysis import prediction
+
+    def simulated(rung, explained, long_scoreboard, simulated_long):
+        row = {"account_unit": "schedule", "account_schedule_cycles": 1000.0, "rung": rung, "family": f"r{rung}"}
+        return row | {
+            "account_explained": explained,
+            "stall_long_scoreboard": long_scoreboard,
+            "account_schedule_long_scoreboard": simulated_long,
+        }
+
+    a, b = simulated(10, 1.0, 4.96, 4.59), simulated(11, 0.85, 0.32, 0.0)
+    assert "11 r11 spends 0.32" in prediction.settle(a, b)
+    # The other way round (a's account too fast, b's right): a's state.
+    a, b = simulated(10, 0.85, 0.50, 0.1), simulated(11, 1.0, 2.0, 1.0)
+    assert "10 r10 spends 0.50" in prediction.settle(a, b)
+    # Where the erring rung has no state beyond the simulation, the other's.
+    a, b = simulated(10, 1.0, 4.96, 4.59), simulated(11, 0.85, 0.0, 0.3)
+    assert "10 r10 spends 4.96" in prediction.settle(a, b)
+
+
 def test_warps_per_scheduler_from_the_achieved_occupancy():
     assert account.warps_per_scheduler({"achieved_occupancy": 12.5}, {"gpu_max_threads_per_sm": "2048"}) == 2.0
     assert math.isnan(account.warps_per_scheduler({"achieved_occupancy": 12.5}, {}))

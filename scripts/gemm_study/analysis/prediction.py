@@ -275,17 +275,31 @@ def _unsimulated_loop(a, b):
     )
 
 
+def _erring_first(a, b):
+    """The step's two rows, the one whose account errs the step's way first. The predicted step
+    over the measured is a's explained share over b's, so a step predicted too large has a
+    explained too high or b too low (and the other way round); the row further off that way, in
+    ratio, is the one to measure. Rows without explained shares keep their order."""
+    ea, eb = value(a, "account_explained"), value(b, "account_explained")
+    if not (ea > 0 and eb > 0):
+        return a, b
+    too_large = ea > eb  # predicted / measured = ea / eb
+    off_a, off_b = (math.log(ea), -math.log(eb)) if too_large else (-math.log(ea), math.log(eb))
+    return (b, a) if off_b > off_a else (a, b)
+
+
 def settle(a, b):
     """Which measurement would settle an unexplained step, from what its rungs' accounts assume:
     for a rung whose loop has no k-tile and runs below its limiter's peak, a simulation of that loop; for
-    a simulated rung, the warp state the run spends most beyond the simulation."""
+    a simulated rung, the warp state the run spends most beyond the simulation, on the rung whose
+    account errs the step's way (_erring_first), else on the other."""
     unsimulated = _unsimulated_loop(a, b)
     if unsimulated:
         return unsimulated
     if account.SCHEDULE.key in (a["account_unit"], b["account_unit"]):
-        found = [(g, r) for r in (a, b) if (g := _state_gap(r))]
+        found = [(g, r) for r in _erring_first(a, b) if (g := _state_gap(r))]
         if found:
-            (state, measured, simulated), row = max(found, key=lambda f: f[0][1] - f[0][2])
+            (state, measured, simulated), row = found[0]
             return (
                 f"would settle it: {STATE_MEASUREMENTS[state]}; {_name(row)} spends {measured:.2f} cycles per "
                 f"issued instruction in {state}, the simulation {simulated:.2f}"

@@ -232,11 +232,13 @@ def _wavefronts(body, per_warp_iteration):
     The row's counter (smem_wavefronts, l1tex__data_pipe_lsu_wavefronts_mem_shared) is shared
     among the instructions it counts in proportion to each one's width (a 128-bit access is 4
     words). It does not count the 16-byte cp.async copies (LDGSTS....BYPASS.128, which write
-    shared memory without passing L1): on the H100 it equals the fragment loads' wavefronts on
-    rungs whose only copies are those (tests/gpu/tensor_counters_test.cpp,
-    SixteenByteCopiesAreNotInTheSharedWavefrontCount), while Nsight Compute's per-instruction
-    source counters give each such copy the wavefronts of its 512 bytes, 4, and its warps' next
-    shared loads wait behind them. So each gets the ideal of its width on top: one wavefront per
+    shared memory without passing L1): on the H100 it holds the fragment loads' wavefronts and
+    2.5% more on rungs whose only copies are those, where the copies would add a third
+    (tests/gpu/tensor_counters_test.cpp, SixteenByteCopiesAreNotInTheSharedWavefrontCount),
+    while Nsight Compute's per-instruction source counters give each such copy the wavefronts of
+    its 512 bytes, 4, and its stall samples put mma_tf32_pipelined's first LDSM after the copies
+    waiting for their registers and the loads after it for their data. So each gets the ideal
+    of its width on top: one wavefront per
     128 bytes of the warp's copy (its swizzled destination is conflict-free). Spread over the
     copies too, the counter gave mma_tf32_pipelined's LDSM and LDS.128 3 of the 4 wavefronts
     each moves. 4- and 8-byte copies stay in the counter's share, as they run through L1; the
